@@ -1,0 +1,204 @@
+// Package tool is what every wc command shares: the common flags, the stdin
+// grammar, the store protocol (validate, lock, open, work, close, then
+// print), exit statuses and error lines. It is the only package that knows
+// about processes: arguments, standard streams, signals, the clock.
+package tool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+)
+
+// Spec defines one wc command: its flags, documentation and action. Man
+// pages and help are generated from it.
+type Spec struct {
+	Name        string // wc-append
+	Summary     string // one line, lowercase, for NAME
+	ArgsUsage   string // [SESSION...]
+	Description string // paragraphs separated by blank lines
+	Flags       func() []cli.Flag
+	Env         []EnvVar // variables beyond the common ones
+	Examples    []Example
+	Action      func(*Ctx) error
+}
+
+// Example is one documented invocation.
+type Example struct {
+	Text    string // what it does
+	Command string
+}
+
+// EnvVar documents an environment variable.
+type EnvVar struct{ Name, Text string }
+
+// Commands lists every wc binary, for SEE ALSO.
+var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls"}
+
+// Version is the module version of the running binary.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Ctx is what an action works with.
+type Ctx struct {
+	*cli.Context
+	Spec *Spec
+	Now  time.Time
+
+	stdin     io.Reader
+	stdinTTY  bool
+	stdinRead bool
+	stdinData []byte
+	out       bytes.Buffer
+	closers   []func() error
+	stdoutTTY bool
+}
+
+// Out is where results go; Main prints it only after the store is closed.
+func (c *Ctx) Out() *bytes.Buffer { return &c.out }
+
+// StdoutIsTerminal reports whether results will be shown to a person.
+func (c *Ctx) StdoutIsTerminal() bool { return c.stdoutTTY }
+
+// App builds the urfave/cli application for spec. Usage errors become exit
+// 2 with an empty stdout, and nothing exits inside Run.
+func (spec *Spec) App() *cli.App {
+	flags := append(commonFlags(), spec.Flags()...)
+	return &cli.App{
+		Name:                   spec.Name,
+		Usage:                  spec.Summary,
+		ArgsUsage:              spec.ArgsUsage,
+		Description:            spec.Description,
+		Version:                Version(),
+		Flags:                  flags,
+		HideHelpCommand:        true,
+		EnableBashCompletion:   true,
+		UseShortOptionHandling: false,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return Usagef("%s", err.Error()).WithHint("see %s --help", spec.Name)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// Main runs the command with the process's arguments and streams and exits.
+func Main(spec *Spec) {
+	os.Exit(Run(spec, os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Run runs the command and returns its exit status. Results reach stdout
+// only after the action returned, and so after the store was closed.
+func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Files the store creates are the user's alone, whatever the umask.
+	syscall.Umask(0o077)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	app := spec.App()
+	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
+	var c *Ctx
+	app.Action = func(cc *cli.Context) error {
+		c = &Ctx{Context: cc, Spec: spec, Now: time.Now(), stdin: stdin,
+			stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout)}
+		err := spec.Action(c)
+		for i := len(c.closers) - 1; i >= 0; i-- {
+			if cerr := c.closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+		if err == nil && ctx.Err() != nil {
+			err = errors.New("interrupted")
+		}
+		return err
+	}
+	err := app.RunContext(ctx, reorderArgs(args, app.Flags))
+	if err != nil {
+		code, hints := exitStatus(err)
+		fmt.Fprintf(stderr, "%s: %s\n", spec.Name, errorLine(err))
+		for _, h := range hints {
+			fmt.Fprintf(stderr, "%s: hint: %s\n", spec.Name, h)
+		}
+		return code
+	}
+	if c != nil {
+		if _, err := stdout.Write(c.out.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "%s: writing output: %s\n", spec.Name, errorLine(err))
+			return ExitFailure
+		}
+	}
+	return ExitOK
+}
+
+// OnClose registers cleanup that runs when the action returns, before any
+// output is printed.
+func (c *Ctx) OnClose(f func() error) { c.closers = append(c.closers, f) }
+
+// isTerminal asks the terminal driver: /dev/null, which cron gives as
+// stdin, is a character device too, but it is data (none), not a person.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// reorderArgs moves flags in front of positional arguments, because
+// urfave/cli v2 stops parsing flags at the first positional one and
+// "wc-append 3f2a --text hi" must work. A flag that takes a value keeps it.
+func reorderArgs(args []string, flags []cli.Flag) []string {
+	if len(args) == 0 {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var opts, pos []string
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			pos = append(pos, rest[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		opts = append(opts, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if takesValue[name] && i+1 < len(rest) {
+			i++
+			opts = append(opts, rest[i])
+		}
+	}
+	out := append([]string{args[0]}, opts...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}

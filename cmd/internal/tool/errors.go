@@ -1,0 +1,101 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+// Exit statuses, the same in every wc command.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1
+	ExitUsage    = 2
+	ExitNotFound = 3
+	ExitDataErr  = 65 // EX_DATAERR: invalid input data
+	ExitBusy     = 75 // EX_TEMPFAIL: the store stayed locked past --lock-timeout
+)
+
+// ExitStatuses documents the codes, in order, for help and man pages.
+var ExitStatuses = []struct {
+	Code int
+	Text string
+}{
+	{ExitOK, "Success."},
+	{ExitFailure, "Failure: the store could not be read or written, or another error."},
+	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid or ambiguous session reference."},
+	{ExitNotFound, "A session or message was not found."},
+	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role, invalid UTF-8, an oversized message."},
+	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout; nothing was changed, and retrying is safe."},
+}
+
+// Error is a failure with its exit status and optional hints.
+type Error struct {
+	Code  int
+	Msg   string
+	Hints []string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Usagef is a usage error (exit 2).
+func Usagef(format string, args ...any) *Error {
+	return &Error{Code: ExitUsage, Msg: fmt.Sprintf(format, args...)}
+}
+
+// DataErrf is an invalid-input error (exit 65).
+func DataErrf(format string, args ...any) *Error {
+	return &Error{Code: ExitDataErr, Msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundf is a not-found error (exit 3).
+func NotFoundf(format string, args ...any) *Error {
+	return &Error{Code: ExitNotFound, Msg: fmt.Sprintf(format, args...)}
+}
+
+// WithHint adds a hint line.
+func (e *Error) WithHint(format string, args ...any) *Error {
+	e.Hints = append(e.Hints, fmt.Sprintf(format, args...))
+	return e
+}
+
+// exitStatus maps an error from any layer to its exit status and hints.
+func exitStatus(err error) (int, []string) {
+	var te *Error
+	var inv *session.InvalidError
+	var ref *store.RefError
+	var branchErr *session.BranchError
+	switch {
+	case errors.As(err, &te):
+		return te.Code, te.Hints
+	case errors.Is(err, store.ErrBusy):
+		return ExitBusy, []string{"another wc command holds the store; raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}
+	case errors.Is(err, store.ErrNotFound):
+		return ExitNotFound, []string{"wc-ls lists the sessions in this store"}
+	case errors.Is(err, store.ErrAmbiguous):
+		return ExitUsage, []string{"give more hex digits of the id"}
+	case errors.As(err, &ref):
+		return ExitUsage, []string{"a session reference is a full id or at least 4 of its leading hex digits"}
+	case errors.As(err, &inv):
+		return ExitDataErr, nil
+	case errors.As(err, &branchErr):
+		if branchErr.NotFound {
+			return ExitNotFound, nil
+		}
+		return ExitFailure, nil
+	}
+	return ExitFailure, nil
+}
+
+// errorLine makes err one lowercase line without a trailing period.
+func errorLine(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg = strings.TrimRight(msg, ".")
+	if msg == "" {
+		return "failed"
+	}
+	return msg
+}

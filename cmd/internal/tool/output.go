@@ -1,0 +1,47 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// PrintJSON writes v as one line of JSON, without HTML escaping.
+func (c *Ctx) PrintJSON(v any) error {
+	enc := json.NewEncoder(&c.out)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Table writes rows as aligned columns for a terminal.
+func (c *Ctx) Table(header []string, rows [][]string) {
+	tw := tabwriter.NewWriter(&c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// ParseTime reads --since/--until: an RFC 3339 time, a date (YYYY-MM-DD, in
+// UTC), or an age such as 90m, 36h or 7d before now.
+func ParseTime(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, Usagef("%q is not a time: use RFC 3339, YYYY-MM-DD, or an age like 36h or 7d", s)
+}

@@ -1,0 +1,114 @@
+package tool
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+// Default lock wait; see --lock-timeout.
+const defaultLockTimeout = 30 * time.Second
+
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", EnvVars: []string{"WC_STORE"}, Usage: "store `DIR` (default $XDG_DATA_HOME/wc, else ~/.local/share/wc)"},
+		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"WC_LOCK_TIMEOUT"}, Value: defaultLockTimeout,
+			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION` (0 fails at once)"},
+		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
+	}
+}
+
+// CommonEnv documents the variables every command reads.
+var CommonEnv = []EnvVar{
+	{"WC_STORE", "The store directory, as --store."},
+	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
+	{"WC_SYNC", "Set to true to sync every write, as --sync."},
+	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
+}
+
+// StoreDir is the store directory the flags and environment select.
+func (c *Ctx) StoreDir() (string, error) {
+	if dir := c.String("store"); dir != "" {
+		return filepath.Abs(dir)
+	}
+	if xdg := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(xdg) {
+		return filepath.Join(xdg, "wc"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", Usagef("no store directory: set --store, WC_STORE or HOME")
+	}
+	return filepath.Join(home, ".local", "share", "wc"), nil
+}
+
+// Open opens the store for reading or writing and closes it when the action
+// returns. Call it only after all input has been read and validated.
+func (c *Ctx) Open(mode store.Mode) (*store.Store, error) {
+	dir, err := c.StoreDir()
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.Duration("lock-timeout")
+	if timeout < 0 {
+		return nil, Usagef("--lock-timeout must not be negative")
+	}
+	st, err := store.Open(store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync")}, mode)
+	if err != nil {
+		return nil, err
+	}
+	c.OnClose(st.Close)
+	return st, nil
+}
+
+// NewID returns a random UUID v4.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never happens on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ProjectDir is --project as an absolute path, or the working directory.
+func (c *Ctx) ProjectDir() (string, error) {
+	p := c.String("project")
+	if p == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", &Error{Code: ExitFailure, Msg: "cannot tell the current directory: " + pathErrText(err)}
+		}
+		return wd, nil
+	}
+	return filepath.Abs(p)
+}
+
+// LoadTree reads every node of a session into memory, for the operations
+// that need the whole tree.
+func LoadTree(st *store.Store, id string) (*session.Tree, error) {
+	var nodes []session.Node
+	err := st.Nodes(id, func(seq uint64, raw []byte) error {
+		n, err := session.DecodeNode(seq, raw)
+		nodes = append(nodes, n)
+		return err
+	})
+	return session.NewTree(nodes), err
+}
+
+// SessionNodes reads one session's nodes from the store, for the branch
+// operations of pkg/session.
+func SessionNodes(st *store.Store, id string) session.NodeReader { return sessionNodes{st, id} }
+
+type sessionNodes struct {
+	st *store.Store
+	id string
+}
+
+func (s sessionNodes) ReadNode(seq uint64) (session.Node, error) { return s.st.Node(s.id, seq) }

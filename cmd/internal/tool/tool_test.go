@@ -1,0 +1,160 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+func TestReorderArgs(t *testing.T) {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "text", Aliases: []string{"t"}},
+		&cli.BoolFlag{Name: "error"},
+		&cli.DurationFlag{Name: "lock-timeout"},
+	}
+	cases := []struct{ in, want string }{
+		{"wc 3f2a --text hi", "wc --text hi -- 3f2a"},
+		{"wc --text hi 3f2a", "wc --text hi -- 3f2a"},
+		{"wc 3f2a --error 9b1c", "wc --error -- 3f2a 9b1c"},
+		{"wc 3f2a --text=hi", "wc --text=hi -- 3f2a"},
+		{"wc 3f2a -t --lock-timeout 1s", "wc -t --lock-timeout -- 3f2a 1s"}, // -t takes "--lock-timeout" as its value
+		{"wc - --text hi", "wc --text hi -- -"},
+		{"wc 3f2a -- --text", "wc -- 3f2a --text"},
+		{"wc --text", "wc --text"},
+		{"wc", "wc"},
+	}
+	for _, c := range cases {
+		got := strings.Join(reorderArgs(strings.Fields(c.in), flags), " ")
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseRefs(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"3f2a\n9b1c\n", []string{"3f2a", "9b1c"}, ""},
+		{"  3f2a  \r\n\n", []string{"3f2a"}, ""},
+		{`"3f2a" "9b1c"`, []string{"3f2a", "9b1c"}, ""},
+		{`{"id":"3f2a","title":"x"}` + "\n" + `{"id":"9b1c"}`, []string{"3f2a", "9b1c"}, ""},
+		{"{\"id\":\n\"3f2a\"}\n9b1c", []string{"3f2a", "9b1c"}, ""},
+		{`[{"id":"a1b2"},"c3d4"]`, []string{"a1b2", "c3d4"}, ""},
+		{"", nil, ""},
+		{"3f2a\nnot an id\n", nil, `stdin line 2: "not an id" is not a session reference`},
+		{"3f2a\n{\"title\":1}", nil, `stdin line 2: a JSON object without a string "id"`},
+		{"\n\n{\"id\":", nil, "stdin line 3: invalid JSON"},
+		{"[1]", nil, "stdin line 1: not a session reference"},
+	}
+	for _, c := range cases {
+		got, err := ParseRefs([]byte(c.in))
+		if c.err != "" {
+			var te *Error
+			if !errors.As(err, &te) || te.Code != ExitDataErr || err.Error() != c.err {
+				t.Errorf("%q: error %v, want %q (exit 65)", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: got %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func FuzzParseRefs(f *testing.F) {
+	for _, s := range []string{"3f2a\n", `{"id":"x"}`, `["a","b"]`, "\"x\"\n{\"id\":\"y\"}\nz", "{\"id\":", "[[[[", "\"\\u00e9\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, err := ParseRefs(data)
+		if err != nil {
+			var te *Error
+			if !errors.As(err, &te) || te.Code != ExitDataErr || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not a one-line data error", err)
+			}
+			return
+		}
+		for _, r := range refs {
+			if strings.ContainsAny(r, "\n") && !strings.HasPrefix(strings.TrimSpace(string(data)), "") {
+				t.Fatalf("reference %q holds a newline", r)
+			}
+		}
+	})
+}
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)
+	cases := map[string]time.Time{
+		"2026-08-01T10:00:00Z":      time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC),
+		"2026-08-01T10:00:00+02:00": time.Date(2026, 8, 1, 8, 0, 0, 0, time.UTC),
+		"2026-08-01":                time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC),
+		"36h":                       now.Add(-36 * time.Hour),
+		"7d":                        now.Add(-7 * 24 * time.Hour),
+		"90m":                       now.Add(-90 * time.Minute),
+	}
+	for in, want := range cases {
+		got, err := ParseTime(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: got %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"yesterday", "-3d", "3x", "", "1.5d"} {
+		if _, err := ParseTime(bad, now); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	cases := []struct {
+		err  error
+		want int
+	}{
+		{Usagef("x"), ExitUsage},
+		{DataErrf("x"), ExitDataErr},
+		{&session.InvalidError{Msg: "x"}, ExitDataErr},
+		{fmt.Errorf("wrapped: %w", store.ErrBusy), ExitBusy},
+		{fmt.Errorf("wrapped: %w", store.ErrNotFound), ExitNotFound},
+		{fmt.Errorf("wrapped: %w", store.ErrAmbiguous), ExitUsage},
+		{&store.RefError{Ref: "zz"}, ExitUsage},
+		{errors.New("disk on fire"), ExitFailure},
+	}
+	for _, c := range cases {
+		if got, _ := exitStatus(c.err); got != c.want {
+			t.Errorf("%v: exit %d, want %d", c.err, got, c.want)
+		}
+	}
+	if got := errorLine(errors.New("two\nlines.")); got != "two lines" {
+		t.Errorf("errorLine: %q", got)
+	}
+}
+
+func TestManPageSections(t *testing.T) {
+	spec := &Spec{Name: "wc-test", Summary: "test a page", ArgsUsage: "[SESSION...]",
+		Description: "One paragraph.\n\n  indented -line\n  kept", Flags: func() []cli.Flag {
+			return []cli.Flag{&cli.StringFlag{Name: "format", Value: "json", Usage: "output `FORMAT`"}}
+		},
+		Examples: []Example{{Text: "Do it:", Command: "wc-test --format json"}}}
+	page := spec.ManPage()
+	for _, want := range []string{
+		`.TH "WC-TEST" "1"`, ".SH NAME\nwc\\-test \\- test a page", ".SH SYNOPSIS", ".SH OPTIONS",
+		".B \\-\\-format \\fIFORMAT\\fR\noutput FORMAT (default: json)",
+		".B \\-\\-store \\fIDIR\\fR", "(env: WC_LOCK_TIMEOUT)", ".SH EXIT STATUS\n.TP\n.B 0\n",
+		".B 75\n", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
+		".nf\nindented \\-line\nkept\n.fi", ".SH SEE ALSO", ".BR wc\\-append (1)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

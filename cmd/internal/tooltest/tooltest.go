@@ -1,0 +1,144 @@
+// Package tooltest runs the wc binaries in tests: it builds them once per
+// test process and runs testscript files with them on PATH, so that every
+// script exercises real processes, real pipes and a real store.
+package tooltest
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite man pages and golden files")
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// ModuleRoot is the directory holding go.mod.
+func ModuleRoot(t testing.TB) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// Binaries builds every wc command into a temporary directory, once per
+// test process, and returns that directory.
+func Binaries(t testing.TB) string {
+	t.Helper()
+	root := ModuleRoot(t)
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "wc-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...")
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			buildErr = &buildError{err: err, out: stderr.String()}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the wc commands: %v", buildErr)
+	}
+	return binDir
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// Fixtures is the directory of shared transcript fixtures, beside the
+// checkout.
+func Fixtures(t testing.TB) string {
+	dir := filepath.Join(ModuleRoot(t), "..", "shared", "fixtures")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	return dir
+}
+
+// RunScripts runs every .txtar script in dir with the wc commands on PATH,
+// a fresh store in $WC_STORE and a HOME of its own.
+func RunScripts(t *testing.T, dir string) {
+	bin := Binaries(t)
+	root := ModuleRoot(t)
+	testscript.Run(t, testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		UpdateScripts:       *update,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("WC_STORE", filepath.Join(env.WorkDir, "store"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("XDG_DATA_HOME", "")
+			env.Setenv("FIXTURES", filepath.Join(root, "..", "shared", "fixtures"))
+			env.Setenv("SCRIPTS", filepath.Join(root, "scripts"))
+			return nil
+		},
+	})
+}
+
+// CheckManPage fails when man/<name>.1 differs from what spec generates;
+// with -update it rewrites the page.
+func CheckManPage(t *testing.T, spec *tool.Spec) {
+	t.Helper()
+	path := filepath.Join(ModuleRoot(t), "man", spec.Name+".1")
+	want := spec.ManPage()
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/%s -update)", err, spec.Name)
+	}
+	if string(got) != want {
+		t.Errorf("man/%s.1 is stale: run go test ./cmd/%s -update", spec.Name, spec.Name)
+	}
+}
+
+// exits runs a command and checks its exact exit status:
+// "exits 65 wc-append 3f2a" (testscript's exec only tells zero from not).
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE COMMAND [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}

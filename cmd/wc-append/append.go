@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+// toolLookback bounds the walk back from the head that names tool output
+// after its tooluse, keeping an append O(1) in the session's length.
+const toolLookback = 64
+
+// plan is everything to apply to each session, read and checked before the
+// store is opened.
+type plan struct {
+	msgs     []session.Message
+	usage    *session.Usage
+	cost     *float64
+	unpriced bool
+	title    string
+	genTitle string
+	system   *string
+	rules    []string
+	noCap    bool
+}
+
+var metadataFlags = []string{"usage", "cost", "unpriced", "title", "generated-title", "system", "stream-rule"}
+
+func appendTo(c *tool.Ctx) error {
+	p, err := readPlan(c)
+	if err != nil {
+		return err
+	}
+	refs, err := c.Refs()
+	if err != nil {
+		return err
+	}
+	st, err := c.Open(store.Write)
+	if err != nil {
+		return err
+	}
+	ids, err := tool.Resolve(st, refs)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := appendOne(c, st, id, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendOne(c *tool.Ctx, st *store.Store, id string, p *plan) error {
+	meta, err := st.Meta(id)
+	if err != nil {
+		return err
+	}
+	var head *session.Node
+	if meta.Head != 0 {
+		n, err := st.Node(id, meta.Head)
+		if err != nil {
+			return err
+		}
+		head = &n
+	}
+	var walkErr error
+	var recentTools map[string]string
+	lookup := func(callID string) (string, bool) {
+		if recentTools == nil {
+			recentTools = map[string]string{}
+			if meta.Head != 0 {
+				walkErr = st.Walk(id, meta.Head, toolLookback, func(n *session.Node) bool {
+					for _, b := range n.Msg.Content.Blocks {
+						if b.Type == session.BlockToolUse && recentTools[b.ID] == "" {
+							recentTools[b.ID] = b.Name
+						}
+					}
+					return true
+				})
+			}
+		}
+		name, ok := recentTools[callID]
+		return name, ok
+	}
+	res := session.Append(&meta, head, p.msgs, c.Now, lookup, session.AppendOptions{NoCap: p.noCap})
+	if walkErr != nil {
+		return walkErr
+	}
+	if p.usage != nil {
+		meta.Usage.Add(*p.usage)
+	}
+	if p.cost != nil || p.unpriced {
+		meta.Cost.Add(p.cost)
+	}
+	if p.system != nil {
+		meta.SetSystemPrompt(*p.system)
+	}
+	meta.SetTitleManual(p.title)
+	if p.genTitle != "" {
+		meta.ApplyGeneratedTitle(p.genTitle)
+	}
+	for _, r := range p.rules {
+		meta.StreamRules.Record(r)
+	}
+	meta.Touch(c.Now)
+	if err := st.Commit(&meta, res.Nodes); err != nil {
+		return err
+	}
+	out := struct {
+		session.Info
+		Appended []uint64 `json:"appended"`
+		Capped   int      `json:"capped,omitempty"`
+	}{Info: meta.Info(), Appended: []uint64{}, Capped: res.Capped}
+	for _, n := range res.Nodes {
+		out.Appended = append(out.Appended, n.Seq)
+	}
+	return c.PrintJSON(out)
+}
+
+func readPlan(c *tool.Ctx) (*plan, error) {
+	p := &plan{noCap: c.Bool("no-cap"), unpriced: c.Bool("unpriced"), rules: c.StringSlice("stream-rule")}
+	if err := readMetadataFlags(c, p); err != nil {
+		return nil, err
+	}
+	hasMeta := false
+	for _, f := range metadataFlags {
+		hasMeta = hasMeta || c.IsSet(f)
+	}
+	var content []string
+	for _, f := range []string{"text", "file", "note"} {
+		if c.IsSet(f) {
+			content = append(content, "--"+f)
+		}
+	}
+	if len(content) > 1 {
+		return nil, tool.Usagef("%s cannot be combined", strings.Join(content, " and "))
+	}
+	if c.IsSet("note") && c.IsSet("role") {
+		return nil, tool.Usagef("--note cannot be combined with --role: a note is always a user-role message")
+	}
+	role := session.RoleUser
+	if c.IsSet("role") {
+		role = session.Role(c.String("role"))
+		switch role {
+		case session.RoleUser, session.RoleAssistant, session.RoleSystem, session.RoleTool:
+		default:
+			return nil, tool.Usagef("unknown role %q", c.String("role")).WithHint("roles: user, assistant, system, tool")
+		}
+	}
+	if (c.IsSet("tool-call-id") || c.Bool("error")) && role != session.RoleTool {
+		return nil, tool.Usagef("--tool-call-id and --error go with --role tool")
+	}
+	fromArgs := c.Args().Len() > 0
+	switch {
+	case c.IsSet("note"):
+		p.msgs = []session.Message{{Role: session.RoleUser, Kind: session.KindNote, Content: session.TextContent(c.String("note"))}}
+	case c.IsSet("text"):
+		p.msgs = []session.Message{textMessage(c, role, c.String("text"))}
+	case c.IsSet("file"):
+		if c.String("file") == "-" && !fromArgs {
+			return nil, tool.Usagef("--file - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
+		}
+		data, err := c.ReadFile(c.String("file"))
+		if err != nil {
+			return nil, err
+		}
+		p.msgs = []session.Message{textMessage(c, role, trimNewlines(string(data)))}
+	case !fromArgs && c.IsSet("role"):
+		return nil, tool.Usagef("--role needs --text or --file when the sessions come from stdin")
+	case !fromArgs:
+		if !hasMeta {
+			return nil, tool.Usagef("nothing to append").WithHint("give --text, --file or --note, or pass the session as an argument and pipe messages")
+		}
+	case c.StdinIsTerminal():
+		if c.IsSet("role") {
+			return nil, tool.Usagef("no text for --role: give --text or --file, or pipe the text")
+		}
+		if !hasMeta {
+			return nil, tool.Usagef("nothing to append").WithHint("pipe messages to stdin, or give --text, --file or --note")
+		}
+	default:
+		data, err := c.Stdin()
+		if err != nil {
+			return nil, err
+		}
+		if c.IsSet("role") {
+			p.msgs = []session.Message{textMessage(c, role, trimNewlines(string(data)))}
+			break
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			if hasMeta {
+				break
+			}
+			return nil, tool.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
+		}
+		batch, err := format.ParseMessages(data)
+		if err != nil {
+			return nil, tool.DataErrf("stdin: %v", err)
+		}
+		p.msgs = batch.Messages
+		if batch.Usage != nil {
+			if p.usage == nil {
+				p.usage = &session.Usage{}
+			}
+			p.usage.Add(*batch.Usage)
+		}
+	}
+	return p, nil
+}
+
+func textMessage(c *tool.Ctx, role session.Role, text string) session.Message {
+	m := session.Message{Role: role, Content: session.TextContent(text)}
+	if role == session.RoleTool {
+		m.ToolCallID, m.IsError = c.String("tool-call-id"), c.Bool("error")
+	}
+	if role == session.RoleAssistant { // whycodes' assistant content is always blocks
+		m.Content = session.BlockContent(session.Block{Type: session.BlockText, Text: text})
+	}
+	return m
+}
+
+func trimNewlines(s string) string { return strings.TrimRight(s, "\r\n") }
+
+func readMetadataFlags(c *tool.Ctx, p *plan) error {
+	if c.IsSet("usage") {
+		var u session.Usage
+		dec := json.NewDecoder(strings.NewReader(c.String("usage")))
+		if err := dec.Decode(&u); err != nil || dec.More() {
+			return tool.Usagef("--usage is not a usage object").WithHint(`example: --usage '{"input_tokens":1200,"output_tokens":300}'`)
+		}
+		p.usage = &u
+	}
+	if c.IsSet("cost") {
+		usd, err := strconv.ParseFloat(c.String("cost"), 64)
+		if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
+			return tool.Usagef("--cost %q is not an amount in USD", c.String("cost"))
+		}
+		p.cost = &usd
+	}
+	if c.IsSet("cost") && p.unpriced {
+		return tool.Usagef("--cost and --unpriced cannot be combined")
+	}
+	if c.IsSet("title") {
+		if p.title = c.String("title"); session.SanitizeTitle(p.title) == "" {
+			return tool.Usagef("--title is empty")
+		}
+	}
+	if c.IsSet("generated-title") {
+		if p.genTitle = c.String("generated-title"); session.SanitizeTitle(p.genTitle) == "" {
+			return tool.Usagef("--generated-title is empty")
+		}
+	}
+	if c.IsSet("system") {
+		s, err := c.TextArg("system")
+		if err != nil {
+			return err
+		}
+		p.system = &s
+	}
+	return nil
+}

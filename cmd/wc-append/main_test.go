@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wctoolkit/wc/cmd/internal/tooltest"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+func TestScripts(t *testing.T) { tooltest.RunScripts(t, "testdata") }
+
+func TestManPage(t *testing.T) { tooltest.CheckManPage(t, &spec) }
+
+// Random ids almost never share four hex digits, so this store is built
+// by hand; the command under test is the real binary.
+func TestAmbiguousPrefix(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := store.Open(store.Options{Dir: dir}, store.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)
+	for _, id := range []string{"abcd0000-0000-4000-8000-000000000001", "abcd1111-0000-4000-8000-000000000002"} {
+		m := session.New(id, "/p", "", now)
+		if err := st.Commit(&m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (stdout, stderr string, code int) {
+		cmd := exec.Command(filepath.Join(tooltest.Binaries(t), args[0]), args[1:]...)
+		cmd.Env = append(cmd.Environ(), "WC_STORE="+dir)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), code
+	}
+	before, _, _ := run("wc-export", "--format", "jsonl", "--tree", "abcd0", "abcd1")
+
+	stdout, stderr, code := run("wc-append", "abcd", "--text", "hi")
+	if code != 2 || stdout != "" {
+		t.Errorf("exit %d, stdout %q; want 2 and nothing", code, stdout)
+	}
+	want := "wc-append: session prefix abcd is ambiguous (2 sessions match)\nwc-append: hint: give more hex digits of the id\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	// A longer prefix is unique again, and the failed run changed nothing.
+	after, _, _ := run("wc-export", "--format", "jsonl", "--tree", "abcd0", "abcd1")
+	if after != before {
+		t.Errorf("the store changed: %q -> %q", before, after)
+	}
+	if _, stderr, code := run("wc-append", "abcd1", "--text", "hi"); code != 0 {
+		t.Errorf("unique prefix: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,64 @@
+// Command wc-branch works on a session's tree of messages: names, switches,
+// forks, checkpoints, rewinds, reverts, undo and garbage collection.
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+)
+
+var spec = tool.Spec{
+	Name:      "wc-branch",
+	Summary:   "name, switch, fork, rewind and undo in a session's tree",
+	ArgsUsage: "[SESSION...] VERB [ARG]",
+	Description: `A session is a tree of messages; its active path, from the root to the head, is the conversation. Moving the head never deletes anything: the path left behind stays as a branch (unnamed unless you name it), so every verb below can be undone with switch. Nothing is copied to make a branch.
+
+The session comes from the arguments before VERB, or from stdin like any wc command. Verbs:
+
+  mark [NAME]         name the head ("branch N" without a NAME)
+  tree                the user turns of every path as JSON rows;
+                      --text draws them as lines marked by a bullet on
+                      the active path, a filled circle at its end, a
+                      hollow circle elsewhere, a fork mark where turns
+                      part, and branch names in brackets
+  switch NAME|SEQ     move the head to a branch or a node
+  fork                a new session holding the active path, or the
+                      path to --at SEQ; prints the new session
+  checkpoint          remember the head for a rewind (--goal TEXT)
+  rewind              return to the checkpoint and append the report
+                      (--report FILE or -) as a user message; a second
+                      rewind needs a new checkpoint
+  revert SEQ          cut the active path after node SEQ (or after
+                      position --index N, counted from 0)
+  undo                cut the last real user turn and what followed;
+                      agent notes, compaction summaries and rewind
+                      reports are not user turns
+  set-messages        the messages on stdin become the active path; the
+                      old one is kept as branch pre-set-N (--discard
+                      keeps nothing)
+  delete NAME|SEQ     drop a branch name (or the unnamed branch at SEQ)
+  gc                  delete the nodes no head or branch reaches
+
+Every verb prints one JSON line per session (tree: one per row). With --dry-run, delete and gc say what they would do and change nothing.`,
+	Flags: func() []cli.Flag {
+		return []cli.Flag{
+			&cli.BoolFlag{Name: "text", Usage: "tree: print the rendered lines instead of JSON"},
+			&cli.Uint64Flag{Name: "at", Usage: "fork: the last node `SEQ` of the path to copy (default: the head)"},
+			&cli.StringFlag{Name: "goal", Usage: "checkpoint: what the exploration is for, as `TEXT`"},
+			&cli.StringFlag{Name: "report", Usage: "rewind: read the report from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "index", Usage: "revert: keep the active path up to position `N`, counted from 0"},
+			&cli.BoolFlag{Name: "discard", Usage: "set-messages: do not keep the old path as a branch"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "delete, gc: change nothing, print what would change"},
+		}
+	},
+	Examples: []tool.Example{
+		{Text: "Name the current state before trying something:", Command: `wc-branch 3f2a mark before-refactor`},
+		{Text: "Look at the tree:", Command: `wc-branch 3f2a tree --text`},
+		{Text: "Go back, and forward again:", Command: "wc-branch 3f2a undo\nwc-branch 3f2a tree | jq -r 'select(.on_active_path|not) | .target' | tail -1 | xargs wc-branch 3f2a switch"},
+		{Text: "Explore, then collapse the exploration into a report:", Command: "wc-branch 3f2a checkpoint --goal 'find the leak'\n# ... many turns later\necho 'The leak is in the cache.' | wc-branch 3f2a rewind --report -"},
+		{Text: "Free the space of abandoned paths in every session:", Command: `wc-ls | wc-branch gc`},
+	},
+	Action: branch,
+}
+
+func main() { tool.Main(&spec) }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+type exporter func(c *tool.Ctx, st *store.Store, m *session.Meta) error
+
+func export(c *tool.Ctx) error {
+	run, err := pickFormat(c)
+	if err != nil {
+		return err
+	}
+	refs, err := c.Refs()
+	if err != nil {
+		return err
+	}
+	st, err := c.Open(store.Read)
+	if err != nil {
+		return err
+	}
+	ids, err := tool.Resolve(st, refs)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		m, err := st.Meta(id)
+		if err != nil {
+			return err
+		}
+		if err := run(c, st, &m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pickFormat(c *tool.Ctx) (exporter, error) {
+	if c.Bool("tree") && c.String("format") != "jsonl" {
+		return nil, tool.Usagef("--tree goes with --format jsonl")
+	}
+	switch c.String("format") {
+	case "json":
+		return exportShare, nil
+	case "jsonl":
+		return exportNodes, nil
+	case "markdown", "md":
+		return exportMarkdown, nil
+	case "text":
+		return exportText, nil
+	case "info":
+		return func(c *tool.Ctx, _ *store.Store, m *session.Meta) error { return c.PrintJSON(m.Info()) }, nil
+	case "summary":
+		secs, err := durationSeconds(c.String("duration"))
+		if err != nil {
+			return nil, err
+		}
+		return func(c *tool.Ctx, _ *store.Store, m *session.Meta) error {
+			c.Out().WriteString(session.ExitSummary(m, secs, c.String("model"), c.String("binary")))
+			return nil
+		}, nil
+	}
+	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary")
+}
+
+func durationSeconds(s string) (uint64, error) {
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, tool.Usagef("--duration %q is not a duration", s)
+	}
+	return uint64(d / time.Second), nil
+}
+
+func exportShare(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+	t, err := tool.LoadTree(st, m.ID)
+	if err != nil {
+		return err
+	}
+	out := c.Out()
+	out.Write(session.AppendShare(nil, m, t))
+	out.WriteByte('\n')
+	return nil
+}
+
+func exportNodes(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+	var line []byte
+	write := func(n *session.Node) {
+		line = append(line[:0], `{"id":"`...)
+		line = append(line, m.ID...)
+		line = append(line, `","seq":`...)
+		line = strconv.AppendUint(line, n.Seq, 10)
+		line = append(line, `,"parent":`...)
+		line = strconv.AppendUint(line, n.Parent, 10)
+		line = append(line, `,"message":`...)
+		line = n.Msg.AppendJSON(line)
+		line = append(line, "}\n"...)
+		c.Out().Write(line)
+	}
+	if !c.Bool("tree") {
+		return st.Path(m.ID, m.Head, func(n *session.Node) error { write(n); return nil })
+	}
+	return st.Nodes(m.ID, func(seq uint64, raw []byte) error {
+		n, err := session.DecodeNode(seq, raw)
+		if err == nil {
+			write(&n)
+		}
+		return err
+	})
+}
+
+func exportMarkdown(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+	mw := session.NewMarkdownWriter(c.Out())
+	if err := mw.Header(m); err != nil {
+		return err
+	}
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
+}
+
+func exportText(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.ConversationText(c.Out(), &n.Msg) })
+}

@@ -1,0 +1,38 @@
+// Command wc-ls lists the sessions in the store.
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+)
+
+var spec = tool.Spec{
+	Name:    "wc-ls",
+	Summary: "list the sessions in the wc store",
+	Description: `Lists sessions, most recently updated first. On a terminal it prints a table; otherwise, and with --json, one JSON object per session (the same info the other commands print), so that the rows can be filtered with jq and piped to any wc command.
+
+Filters combine: --project keeps the sessions of a directory and of the directories below it, --since and --until bound the time of the last update, --title matches a substring of the title and --grep a substring of any stored message, both ignoring case with --ignore-case. A store that does not exist yet lists nothing.`,
+	Flags: func() []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "project", Usage: "only sessions of project `DIR` or below it"},
+			&cli.StringFlag{Name: "since", Usage: "only sessions updated at or after `TIME` (RFC 3339, YYYY-MM-DD, or an age like 36h or 7d)"},
+			&cli.StringFlag{Name: "until", Usage: "only sessions updated before `TIME`"},
+			&cli.StringFlag{Name: "title", Usage: "only sessions whose title contains `TEXT`"},
+			&cli.StringFlag{Name: "grep", Usage: "only sessions with a message that contains `TEXT`"},
+			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match --title and --grep regardless of case"},
+			&cli.StringFlag{Name: "sort", Value: "updated", Usage: "order by `KEY`: updated, created, title, messages or tokens (largest or newest first)"},
+			&cli.BoolFlag{Name: "reverse", Aliases: []string{"r"}, Usage: "reverse the order"},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "print at most `N` sessions (0: all)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"},
+			&cli.BoolFlag{Name: "table", Usage: "print the table even when stdout is not a terminal"},
+		}
+	},
+	Examples: []tool.Example{
+		{Text: "The ten sessions touched last:", Command: `wc-ls -n 10`},
+		{Text: "Titles of this project's sessions from the last week:", Command: `wc-ls --project . --since 7d | jq -r .title`},
+		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
+	},
+	Action: list,
+}
+
+func main() { tool.Main(&spec) }

@@ -1,0 +1,460 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LabelMaxChars caps a tree row's label.
+const LabelMaxChars = 72
+
+// BranchError says why a branch operation cannot run. Commands map it to
+// exit status 1 (or 3 for NotFound).
+type BranchError struct {
+	Msg      string
+	NotFound bool
+}
+
+func (e *BranchError) Error() string { return e.Msg }
+
+func branchErrorf(format string, args ...any) error {
+	return &BranchError{Msg: fmt.Sprintf(format, args...)}
+}
+
+func branchNotFoundf(format string, args ...any) error {
+	return &BranchError{Msg: fmt.Sprintf(format, args...), NotFound: true}
+}
+
+// MoveHead makes to the active leaf (nil: the empty path). With keepOld the
+// path being left is kept as an unnamed branch, as whycodes saves the old
+// path on a switch, unless a branch already points at it. A branch entry
+// that the new head now covers exactly is dropped: it is the active path.
+func (m *Meta) MoveHead(to *Node, keepOld bool) {
+	old := m.Head
+	var newSeq uint64
+	if to != nil {
+		newSeq = to.Seq
+	}
+	if keepOld && old != 0 && old != newSeq && !m.hasBranchAt(old) {
+		m.Branches = append(m.Branches, NamedBranch{Seq: old})
+	}
+	m.Branches = slices.DeleteFunc(m.Branches, func(b NamedBranch) bool { return b.Name == "" && b.Seq == newSeq })
+	m.SetHead(to)
+}
+
+func (m *Meta) hasBranchAt(seq uint64) bool {
+	for _, b := range m.Branches {
+		if b.Seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// Mark names the head. An empty name becomes "branch N", N one more than
+// the named branches so far.
+func (m *Meta) Mark(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if m.Head == 0 {
+		return "", branchErrorf("the session has no messages to mark")
+	}
+	if name == "" {
+		n := 1
+		for _, b := range m.Branches {
+			if b.Name != "" {
+				n++
+			}
+		}
+		for name = "branch " + strconv.Itoa(n); m.nameTaken(name); n++ {
+			name = "branch " + strconv.Itoa(n+1)
+		}
+	}
+	if err := validBranchName(name); err != nil {
+		return "", err
+	}
+	if m.nameTaken(name) {
+		return "", branchErrorf("a branch named %q already exists", name)
+	}
+	m.Branches = append(m.Branches, NamedBranch{Name: name, Seq: m.Head})
+	return name, nil
+}
+
+// validBranchName keeps names usable as switch targets: a name that reads
+// as a number would be taken for a seq.
+func validBranchName(name string) error {
+	if _, err := strconv.ParseUint(name, 10, 64); err == nil {
+		return branchErrorf("a branch name cannot be a number: %q", name)
+	}
+	if strings.ContainsAny(name, "\n\r\t") {
+		return branchErrorf("a branch name cannot hold control characters")
+	}
+	return nil
+}
+
+func (m *Meta) nameTaken(name string) bool {
+	_, ok := m.BranchSeq(name)
+	return ok && name != ""
+}
+
+// DeleteBranch drops a branch name, or the unnamed branch at a seq. The
+// nodes stay until gc.
+func (m *Meta) DeleteBranch(target string) (NamedBranch, error) {
+	seq, isSeq := parseSeq(target)
+	for i, b := range m.Branches {
+		if (b.Name != "" && b.Name == target) || (isSeq && b.Name == "" && b.Seq == seq) {
+			m.Branches = slices.Delete(m.Branches, i, i+1)
+			return b, nil
+		}
+	}
+	return NamedBranch{}, branchNotFoundf("no branch %q", target)
+}
+
+// BranchTarget resolves a switch target: a branch name, or a node seq.
+func (m *Meta) BranchTarget(target string) (uint64, error) {
+	if seq, ok := m.BranchSeq(target); ok && target != "" {
+		return seq, nil
+	}
+	if seq, ok := parseSeq(target); ok {
+		return seq, nil
+	}
+	return 0, branchNotFoundf("no branch %q", target)
+}
+
+func parseSeq(s string) (uint64, bool) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// Checkpoint marks the head as the point a rewind returns to. Unlike
+// whycodes, a checkpoint of an empty session rewinds to the empty path
+// (whycodes' keep_until is 0 there, keeping the first later message).
+func (m *Meta) MarkCheckpoint(goal string, now time.Time) {
+	keep := uint64(0)
+	if m.MessageCount > 0 {
+		keep = m.MessageCount - 1
+	}
+	m.Checkpoint = &Checkpoint{KeepUntil: keep, Seq: m.Head, Goal: goal, StartedAt: FormatTime(now)}
+	m.LastRewindReport = nil
+}
+
+// RewindMessage is the user message a rewind leaves in place of the
+// exploration.
+func RewindMessage(goal, report string) string {
+	return "Checkpoint completed. Exploratory context was collapsed.\nGoal: " + goal +
+		"\n\nReport:\n" + strings.TrimSpace(report) +
+		"\n\nContinue from this report. Do not call rewind again until you create a new checkpoint."
+}
+
+// TreeRow is one user turn of the tree view, in display order.
+type TreeRow struct {
+	Depth        int      `json:"depth"`
+	ForkStart    bool     `json:"fork_start"`
+	Label        string   `json:"label"`
+	Names        []string `json:"names"`
+	OnActivePath bool     `json:"on_active_path"`
+	ActiveLeaf   bool     `json:"active_leaf"`
+	Seq          uint64   `json:"seq"`    // the turn's user message
+	Target       uint64   `json:"target"` // the node a switch to this turn moves the head to
+}
+
+// Line renders a row: "• label" on the active path, "● label" at its leaf,
+// "○ label" off it, indented by depth, forks marked "├", names in brackets.
+func (r TreeRow) Line() string {
+	var b strings.Builder
+	b.WriteString(strings.Repeat("  ", r.Depth))
+	if r.ForkStart {
+		b.WriteString("├ ")
+	}
+	switch {
+	case r.ActiveLeaf:
+		b.WriteString("● ")
+	case r.OnActivePath:
+		b.WriteString("• ")
+	default:
+		b.WriteString("○ ")
+	}
+	b.WriteString(r.Label)
+	if len(r.Names) > 0 {
+		b.WriteString(" [" + strings.Join(r.Names, ", ") + "]")
+	}
+	return b.String()
+}
+
+// TreeRows lays out the user turns of every kept path: the active path and
+// each branch. A turn runs from a user turn to the next; the indent grows
+// only where a turn has several next turns.
+func TreeRows(m *Meta, t *Tree) []TreeRow {
+	kept := KeptNodes(m, t)
+	onPath := map[uint64]bool{}
+	for _, n := range t.Path(m.Head) {
+		onPath[n.Seq] = true
+	}
+	// turnOf maps every kept node to the user turn it belongs to (0: before the first turn).
+	turnOf := map[uint64]uint64{}
+	next := map[uint64][]uint64{} // turn -> following turns, in seq order
+	for i := range t.Nodes() {
+		n := &t.Nodes()[i]
+		if !kept[n.Seq] {
+			continue
+		}
+		parentTurn := turnOf[n.Parent]
+		if n.Msg.IsUserTurn() {
+			turnOf[n.Seq] = n.Seq
+			next[parentTurn] = append(next[parentTurn], n.Seq)
+		} else {
+			turnOf[n.Seq] = parentTurn
+		}
+	}
+	names := map[uint64][]string{}
+	for _, b := range m.Branches {
+		if b.Name != "" {
+			turn := turnOf[b.Seq]
+			names[turn] = append(names[turn], b.Name)
+		}
+	}
+	leafTurn := turnOf[m.Head]
+	var rows []TreeRow
+	var walk func(turn uint64, depth int, forkStart bool)
+	walk = func(turn uint64, depth int, forkStart bool) {
+		if turn != 0 {
+			rows = append(rows, TreeRow{
+				Depth: depth, ForkStart: forkStart, Label: turnLabel(&t.Node(turn).Msg),
+				Names: names[turn], OnActivePath: onPath[turn], ActiveLeaf: m.Head != 0 && turn == leafTurn,
+				Seq: turn, Target: turnEnd(t, turn, onPath, kept),
+			})
+			if rows[len(rows)-1].Names == nil {
+				rows[len(rows)-1].Names = []string{}
+			}
+		}
+		kids := next[turn]
+		if len(kids) == 1 {
+			walk(kids[0], depth, false)
+			return
+		}
+		// Alternatives: each indented one step, except at the root, where
+		// separate first turns (say, a compacted copy) start at the left.
+		childDepth := depth + 1
+		if turn == 0 {
+			childDepth = depth
+		}
+		for _, k := range kids {
+			walk(k, childDepth, true)
+		}
+	}
+	walk(0, 0, false)
+	return rows
+}
+
+// turnEnd is the last node of a turn: down from its user message through
+// replies, preferring the active path, then the newest kept child.
+func turnEnd(t *Tree, turn uint64, onPath, kept map[uint64]bool) uint64 {
+	end := turn
+	for {
+		var pick uint64
+		for _, c := range t.Children(end) {
+			n := t.Node(c)
+			if !kept[c] || n.Msg.IsUserTurn() {
+				continue
+			}
+			if onPath[c] || pick == 0 || (!onPath[pick] && c > pick) {
+				pick = c
+			}
+		}
+		if pick == 0 {
+			return end
+		}
+		end = pick
+	}
+}
+
+func turnLabel(m *Message) string {
+	text, _ := m.AsText()
+	line := ""
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
+			line = l
+			break
+		}
+	}
+	if line == "" {
+		line = "[no text]"
+	}
+	if r := []rune(line); len(r) > LabelMaxChars {
+		line = string(r[:LabelMaxChars-1]) + "…"
+	}
+	return line
+}
+
+// KeptNodes is every node on a path to the head or to a branch; the rest is
+// garbage.
+func KeptNodes(m *Meta, t *Tree) map[uint64]bool {
+	kept := map[uint64]bool{}
+	mark := func(seq uint64) {
+		for seq != 0 && !kept[seq] {
+			n := t.Node(seq)
+			if n == nil {
+				return
+			}
+			kept[seq] = true
+			seq = n.Parent
+		}
+	}
+	mark(m.Head)
+	for _, b := range m.Branches {
+		mark(b.Seq)
+	}
+	return kept
+}
+
+// NextBranchName is prefix followed by the first number no branch uses:
+// pre-compact-1, pre-compact-2, …
+func NextBranchName(m *Meta, prefix string) string {
+	for n := 1; ; n++ {
+		name := prefix + strconv.Itoa(n)
+		if !m.nameTaken(name) {
+			return name
+		}
+	}
+}
+
+// NodeReader reads one session's nodes: the store does it on disk, a Tree
+// in memory. Branch operations walk at most the part of the path they cut.
+type NodeReader interface {
+	ReadNode(seq uint64) (Node, error)
+}
+
+// ReadNode implements NodeReader.
+func (t *Tree) ReadNode(seq uint64) (Node, error) {
+	if n := t.Node(seq); n != nil {
+		return *n, nil
+	}
+	return Node{}, branchNotFoundf("node %d not found", seq)
+}
+
+// readHead reads seq as a head: nil for the empty path.
+func readHead(r NodeReader, seq uint64) (*Node, error) {
+	if seq == 0 {
+		return nil, nil
+	}
+	n, err := r.ReadNode(seq)
+	return &n, err
+}
+
+// SwitchTo moves the head to a branch name or a node seq, keeping the path
+// left as a branch. It returns how many messages left the active path.
+func SwitchTo(m *Meta, r NodeReader, target string) (uint64, error) {
+	seq, err := m.BranchTarget(target)
+	if err != nil {
+		return 0, err
+	}
+	return moveHeadTo(m, r, seq)
+}
+
+func moveHeadTo(m *Meta, r NodeReader, seq uint64) (uint64, error) {
+	to, err := readHead(r, seq)
+	if err != nil {
+		return 0, err
+	}
+	before := m.MessageCount
+	m.MoveHead(to, true)
+	return before - min(before, m.MessageCount), nil
+}
+
+// ancestorAt walks up from the head to the node at depth (1 = the root);
+// ok is false when the path is shorter.
+func ancestorAt(m *Meta, r NodeReader, depth uint64) (uint64, bool, error) {
+	if depth == 0 {
+		return 0, true, nil
+	}
+	if depth > m.MessageCount {
+		return 0, false, nil
+	}
+	seq := m.Head
+	for seq != 0 {
+		n, err := r.ReadNode(seq)
+		if err != nil {
+			return 0, false, err
+		}
+		if n.Depth == depth {
+			return n.Seq, true, nil
+		}
+		seq = n.Parent
+	}
+	return 0, false, nil
+}
+
+// RevertToIndex keeps the active path up to position i (from 0), as
+// whycodes' revert_to; i past the end changes nothing. The rest stays a
+// branch. It returns how many messages left the active path.
+func RevertToIndex(m *Meta, r NodeReader, i uint64) (uint64, error) {
+	if i >= m.MessageCount {
+		return 0, nil
+	}
+	seq, _, err := ancestorAt(m, r, i+1)
+	if err != nil {
+		return 0, err
+	}
+	return moveHeadTo(m, r, seq)
+}
+
+// RevertToSeq keeps the active path up to node seq, which must be on it.
+func RevertToSeq(m *Meta, r NodeReader, seq uint64) (uint64, error) {
+	n, err := r.ReadNode(seq)
+	if err != nil {
+		return 0, err
+	}
+	at, ok, err := ancestorAt(m, r, n.Depth)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || at != seq {
+		return 0, branchNotFoundf("node %d is not on the active path", seq)
+	}
+	return moveHeadTo(m, r, seq)
+}
+
+// Undo cuts the last real user turn and everything after it. Unlike
+// whycodes, agent notes, compaction summaries and rewind reports are not
+// user turns. Without a user turn nothing changes.
+func Undo(m *Meta, r NodeReader) (uint64, error) {
+	for seq := m.Head; seq != 0; {
+		n, err := r.ReadNode(seq)
+		if err != nil {
+			return 0, err
+		}
+		if n.Msg.IsUserTurn() {
+			return moveHeadTo(m, r, n.Parent)
+		}
+		seq = n.Parent
+	}
+	return 0, nil
+}
+
+// ErrNoCheckpoint and ErrRewound refuse a rewind.
+var (
+	ErrNoCheckpoint = &BranchError{Msg: "no checkpoint to rewind to"}
+	ErrRewound      = &BranchError{Msg: "already rewound: make a new checkpoint before rewinding again"}
+)
+
+// Rewind returns to the checkpoint, keeping the exploration as a branch,
+// and returns the report message to append there.
+func Rewind(m *Meta, r NodeReader, report string) (*Node, Message, error) {
+	cp := m.Checkpoint
+	if cp == nil {
+		if m.LastRewindReport != nil {
+			return nil, Message{}, ErrRewound
+		}
+		return nil, Message{}, ErrNoCheckpoint
+	}
+	to, err := readHead(r, cp.Seq)
+	if err != nil {
+		return nil, Message{}, err
+	}
+	m.MoveHead(to, true)
+	report = strings.TrimSpace(report)
+	m.Checkpoint, m.LastRewindReport = nil, &report
+	return to, Message{Role: RoleUser, Kind: KindRewind, Content: TextContent(RewindMessage(cp.Goal, report))}, nil
+}

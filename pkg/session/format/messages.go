@@ -1,0 +1,177 @@
+// Package format reads and writes transcripts in formats other than wc's own
+// records: message streams, provider request and response bodies, and other
+// agents' session files.
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// Batch is what a message stream holds.
+type Batch struct {
+	Messages []session.Message
+	Usage    *session.Usage // summed over provider responses, if any carried usage
+}
+
+// ParseMessages reads a stream of JSON values: message objects, arrays of
+// them, NDJSON, wc-export jsonl node lines, or provider response bodies (an
+// Anthropic message, an OpenAI chat completion). Either all of it is valid
+// or nothing is returned.
+func ParseMessages(data []byte) (Batch, error) {
+	var b Batch
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for n := 1; ; n++ {
+		start := dec.InputOffset()
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return Batch{}, syntaxError(data, start, err)
+		}
+		// The value starts after the whitespace that ended the previous one.
+		begin := int(start) + len(data[start:]) - len(bytes.TrimLeft(data[start:], " \t\r\n"))
+		line := 1 + bytes.Count(data[:begin], []byte{'\n'})
+		if err := b.addValue(gjson.ParseBytes(raw), line); err != nil {
+			return Batch{}, err
+		}
+	}
+}
+
+func syntaxError(data []byte, start int64, err error) error {
+	off := start
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = start + se.Offset
+	}
+	if int(off) > len(data) {
+		off = int64(len(data))
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &session.InvalidError{Msg: fmt.Sprintf("invalid JSON: input ends inside a value (line %d)", line)}
+	}
+	return &session.InvalidError{Msg: fmt.Sprintf("invalid JSON on line %d", line)}
+}
+
+func (b *Batch) addValue(v gjson.Result, line int) error {
+	if v.IsArray() {
+		var err error
+		v.ForEach(func(_, el gjson.Result) bool {
+			err = b.addObject(el, line)
+			return err == nil
+		})
+		return err
+	}
+	return b.addObject(v, line)
+}
+
+func (b *Batch) addObject(v gjson.Result, line int) error {
+	if !v.IsObject() {
+		return lineErr(line, "a message must be a JSON object, not %s", kindOf(v))
+	}
+	switch {
+	case v.Get("choices").IsArray(): // OpenAI chat completion
+		msg := v.Get("choices.0.message")
+		if !msg.IsObject() {
+			return lineErr(line, "an OpenAI response without choices[0].message")
+		}
+		b.addUsage(openAIUsage(v.Get("usage")))
+		return b.addMessage(msg, line)
+	case v.Get("type").Str == "message" && v.Get("role").Exists() && v.Get("content").Exists(): // Anthropic message
+		b.addUsage(anthropicUsage(v.Get("usage")))
+		return b.addMessage(v, line)
+	case !v.Get("role").Exists() && v.Get("message").IsObject(): // a jsonl node line
+		return b.addMessage(v.Get("message"), line)
+	}
+	return b.addMessage(v, line)
+}
+
+// addMessage decodes one message; a provider response's own members (id,
+// model, stop_reason, …) are not message data and are left out.
+func (b *Batch) addMessage(v gjson.Result, line int) error {
+	if len(v.Raw) > session.MaxMessageBytes {
+		return lineErr(line, "a message of %d MiB is over the %d MiB limit", len(v.Raw)>>20, session.MaxMessageBytes>>20)
+	}
+	raw := v.Raw
+	if v.Get("type").Str == "message" && v.Get("model").Exists() {
+		raw = `{"role":` + v.Get("role").Raw + `,"content":` + v.Get("content").Raw + `}`
+	}
+	msg, err := session.DecodeMessage([]byte(raw))
+	if err != nil {
+		return lineErr(line, "%v", err)
+	}
+	b.Messages = append(b.Messages, msg)
+	return nil
+}
+
+func (b *Batch) addUsage(u *session.Usage) {
+	if u == nil {
+		return
+	}
+	if b.Usage == nil {
+		b.Usage = &session.Usage{}
+	}
+	b.Usage.Add(*u)
+}
+
+func anthropicUsage(u gjson.Result) *session.Usage {
+	if !u.IsObject() {
+		return nil
+	}
+	out := &session.Usage{InputTokens: u.Get("input_tokens").Uint(), OutputTokens: u.Get("output_tokens").Uint()}
+	out.CacheCreationInputTokens = optUint(u.Get("cache_creation_input_tokens"))
+	out.CacheReadInputTokens = optUint(u.Get("cache_read_input_tokens"))
+	return out
+}
+
+// openAIUsage maps prompt tokens the way Anthropic counts them: cached
+// prompt tokens are cache reads, not input.
+func openAIUsage(u gjson.Result) *session.Usage {
+	if !u.IsObject() {
+		return nil
+	}
+	prompt := u.Get("prompt_tokens").Uint()
+	out := &session.Usage{OutputTokens: u.Get("completion_tokens").Uint()}
+	if cached := optUint(u.Get("prompt_tokens_details.cached_tokens")); cached != nil && *cached <= prompt {
+		out.CacheReadInputTokens = cached
+		prompt -= *cached
+	}
+	out.InputTokens = prompt
+	return out
+}
+
+func optUint(v gjson.Result) *uint64 {
+	if v.Type != gjson.Number {
+		return nil
+	}
+	n := v.Uint()
+	return &n
+}
+
+func lineErr(line int, format string, args ...any) error {
+	return &session.InvalidError{Msg: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)}
+}
+
+func kindOf(v gjson.Result) string {
+	switch v.Type {
+	case gjson.String:
+		return "a string"
+	case gjson.Number:
+		return "a number"
+	case gjson.True, gjson.False:
+		return "a boolean"
+	case gjson.Null:
+		return "null"
+	}
+	return "an array"
+}

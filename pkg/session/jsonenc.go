@@ -1,0 +1,129 @@
+package session
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The writers below emit JSON the way serde_json does: no HTML escaping and
+// non-ASCII left as is, so documents stay byte-compatible with whycodes and
+// readable in a terminal.
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// input is validated upstream, so that only guards against misuse.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func appendKey(dst []byte, first bool, key string) []byte {
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = appendString(dst, key)
+	return append(dst, ':')
+}
+
+func appendUint(dst []byte, v uint64) []byte { return strconv.AppendUint(dst, v, 10) }
+
+func appendBool(dst []byte, v bool) []byte { return strconv.AppendBool(dst, v) }
+
+// appendFloat writes a float the way serde_json (ryu) does: the shortest
+// round-trip digits, plain decimal notation for 1e-5 <= |v| < 1e16 with at
+// least one fractional digit ("3.0"), scientific notation with a bare
+// exponent ("1e-7", "1.5e16") outside it, and null for NaN and infinities.
+func appendFloat(dst []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(dst, "null"...)
+	}
+	if v == 0 {
+		if math.Signbit(v) {
+			return append(dst, "-0.0"...)
+		}
+		return append(dst, "0.0"...)
+	}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], v, 'e', -1, 64) // [-]d[.ddd]e±XX
+	if e[0] == '-' {
+		dst = append(dst, '-')
+		e = e[1:]
+	}
+	mant, exp, _ := bytes.Cut(e, []byte{'e'})
+	var digits []byte
+	digits = append(digits, mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...)
+	}
+	x, _ := strconv.Atoi(string(exp))
+	length := len(digits)
+	kk := x + 1 // 10^(kk-1) <= |v| < 10^kk
+	switch {
+	case length <= kk && kk <= 16: // 1234e7 -> 12340000000.0
+		dst = append(dst, digits...)
+		for i := length; i < kk; i++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, '.', '0')
+	case 0 < kk && kk <= 16: // 1234e-2 -> 12.34
+		dst = append(dst, digits[:kk]...)
+		dst = append(dst, '.')
+		return append(dst, digits[kk:]...)
+	case -5 < kk && kk <= 0: // 1234e-6 -> 0.001234
+		dst = append(dst, '0', '.')
+		for i := kk; i < 0; i++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	dst = append(dst, digits[0])
+	if length > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'e')
+	return strconv.AppendInt(dst, int64(kk-1), 10)
+}

@@ -1,0 +1,199 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// RoleLabel is the capitalised role used by transcripts and exports.
+func RoleLabel(r Role) string {
+	switch r {
+	case RoleUser:
+		return "User"
+	case RoleAssistant:
+		return "Assistant"
+	case RoleSystem:
+		return "System"
+	case RoleTool:
+		return "Tool"
+	}
+	return string(r)
+}
+
+// ConversationText writes whycodes' conversation_text line for one message:
+// "Role: text\n", or nothing when the message has no text.
+func ConversationText(w io.Writer, m *Message) error {
+	text, ok := m.AsText()
+	if !ok {
+		return nil
+	}
+	_, err := io.WriteString(w, RoleLabel(m.Role)+": "+text+"\n")
+	return err
+}
+
+// MarkdownWriter renders a session as whycodes' markdown export, one message
+// at a time. Unlike whycodes it sizes every fence past the longest backtick
+// run of its content, so no content can close its fence early, and it fences
+// tool output, which is not markdown.
+type MarkdownWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewMarkdownWriter returns a writer to w.
+func NewMarkdownWriter(w io.Writer) *MarkdownWriter { return &MarkdownWriter{w: w} }
+
+// Header writes the title block.
+func (mw *MarkdownWriter) Header(m *Meta) error {
+	b := mw.buf[:0]
+	b = append(b, "# "...)
+	b = append(b, oneLine(m.Title)...)
+	b = append(b, "\n\n- **Session:** "...)
+	b = appendCodeSpan(b, m.ID)
+	b = append(b, "\n- **Project:** "...)
+	b = appendCodeSpan(b, m.ProjectPath)
+	b = append(b, "\n- **Created:** "...)
+	b = append(b, m.CreatedAt...)
+	b = append(b, "\n\n---\n\n"...)
+	return mw.flush(b)
+}
+
+// Message writes one message.
+func (mw *MarkdownWriter) Message(m *Message) error {
+	b := mw.buf[:0]
+	b = append(b, "### "...)
+	b = append(b, RoleLabel(m.Role)...)
+	b = append(b, "\n\n"...)
+	if !m.Content.IsBlocks {
+		if m.Role == RoleTool {
+			b = appendFence(b, resultInfo(m.IsError), m.Content.Text)
+		} else {
+			b = append(b, m.Content.Text...)
+			b = append(b, "\n\n"...)
+		}
+		return mw.flush(b)
+	}
+	for i := range m.Content.Blocks {
+		blk := &m.Content.Blocks[i]
+		if m.Role == RoleTool && blk.Type == BlockText { // tool output, not markdown
+			b = appendFence(b, resultInfo(m.IsError), blk.Text)
+			continue
+		}
+		b = appendMarkdownBlock(b, blk)
+	}
+	return mw.flush(b)
+}
+
+func (mw *MarkdownWriter) flush(b []byte) error {
+	mw.buf = b
+	if mw.err == nil {
+		_, mw.err = mw.w.Write(b)
+	}
+	return mw.err
+}
+
+func resultInfo(isError bool) string {
+	if isError {
+		return "error"
+	}
+	return "result"
+}
+
+func appendMarkdownBlock(b []byte, blk *Block) []byte {
+	switch blk.Type {
+	case BlockText:
+		b = append(b, blk.Text...)
+		return append(b, "\n\n"...)
+	case BlockToolUse:
+		return appendFence(b, "tool", blk.Name+"\n"+prettyJSON(blk.Input))
+	case BlockToolResult:
+		return appendFence(b, resultInfo(blk.IsError != nil && *blk.IsError), blk.ResultText())
+	case BlockImage:
+		return append(b, "*[image]*\n\n"...)
+	case BlockThinking:
+		return appendFence(b, "thinking", blk.Text)
+	case BlockRedactedThinking:
+		return append(b, "*[redacted thinking]*\n\n"...)
+	}
+	b = append(b, "*["...)
+	b = append(b, strings.ReplaceAll(oneLine(blk.Type), "]", "")...)
+	return append(b, "]*\n\n"...)
+}
+
+// appendFence writes body in a fenced block whose fence is longer than any
+// run of backticks in body.
+func appendFence(b []byte, info, body string) []byte {
+	n := max(3, longestRun(body, '`')+1)
+	fence := strings.Repeat("`", n)
+	b = append(b, fence...)
+	b = append(b, info...)
+	b = append(b, '\n')
+	b = append(b, body...)
+	b = append(b, '\n')
+	b = append(b, fence...)
+	return append(b, "\n\n"...)
+}
+
+// appendCodeSpan writes s as inline code that no backtick in s can end.
+func appendCodeSpan(b []byte, s string) []byte {
+	s = oneLine(s)
+	n := longestRun(s, '`') + 1
+	delim := strings.Repeat("`", n)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	b = append(b, delim...)
+	b = append(b, pad...)
+	b = append(b, s...)
+	b = append(b, pad...)
+	return append(b, delim...)
+}
+
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return out.String()
+}
+
+// ExitSummary is whycodes' format_exit_summary.
+func ExitSummary(m *Meta, durationSecs uint64, model, binary string) string {
+	var b strings.Builder
+	b.WriteString("\nSession Summary\n\n")
+	line := func(label, value string) {
+		b.WriteString("  " + label + strings.Repeat(" ", max(0, 8-len(label))) + "  " + value + "\n")
+	}
+	line("ID", m.ID)
+	line("Duration", strconv.FormatUint(durationSecs, 10)+"s")
+	line("Model", model)
+	line("CWD", m.ProjectPath)
+	line("Messages", strconv.FormatUint(m.MessageCount, 10))
+	line("Continue", binary+" --resume "+m.ID)
+	return b.String()
+}

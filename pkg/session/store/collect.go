@@ -1,0 +1,159 @@
+package store
+
+import (
+	"bytes"
+	"encoding/hex"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// BlobRefPrefix opens the pointer a spilled tool body leaves behind.
+const BlobRefPrefix = "wc-blob:"
+
+// Freed is what a collection removed (or would remove).
+type Freed struct {
+	Nodes int   `json:"nodes_freed"`
+	Blobs int   `json:"blobs_freed"`
+	Bytes int64 `json:"bytes_freed"`
+}
+
+// Collect deletes the nodes of m's session that no path to the head or to a
+// branch reaches, leftovers of interrupted commits, and blobs no kept node
+// points at. The metadata is untouched, so a crash midway only leaves
+// garbage for the next run. With dryRun it only counts.
+func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
+	var freed Freed
+	if err := s.writable(); err != nil {
+		return freed, err
+	}
+	key, err := parseID(m.ID)
+	if err != nil {
+		return freed, err
+	}
+	parents := map[uint64]uint64{}
+	size := map[uint64]int64{}
+	var orphans [][]byte
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			seq, ok := keySeq(item.Key())
+			if !ok || seq == 0 || seq >= m.NextSeq {
+				orphans = append(orphans, item.KeyCopy(nil))
+				freed.Bytes += item.EstimatedSize()
+				continue
+			}
+			if err := item.Value(func(v []byte) error {
+				h, _, err := session.DecodeNodeHeader(v)
+				parents[seq] = h.Parent
+				return err
+			}); err != nil {
+				return err
+			}
+			size[seq] = item.EstimatedSize()
+		}
+		return nil
+	})
+	if err != nil {
+		return freed, mapErr("read", err)
+	}
+	kept := map[uint64]bool{}
+	keep := func(seq uint64) {
+		for seq != 0 && !kept[seq] {
+			if _, ok := parents[seq]; !ok {
+				return
+			}
+			kept[seq] = true
+			seq = parents[seq]
+		}
+	}
+	keep(m.Head)
+	for _, b := range m.Branches {
+		keep(b.Seq)
+	}
+	var garbage [][]byte
+	for seq := range parents {
+		if !kept[seq] {
+			garbage = append(garbage, nodeKey(key, seq))
+			freed.Bytes += size[seq]
+		}
+	}
+	freed.Nodes = len(garbage) + len(orphans)
+	blobs, blobBytes, err := s.unreferencedBlobs(key, kept)
+	if err != nil {
+		return freed, err
+	}
+	freed.Blobs, freed.Bytes = len(blobs), freed.Bytes+blobBytes
+	if dryRun || freed.Nodes+freed.Blobs == 0 {
+		return freed, nil
+	}
+	wb := s.db.NewWriteBatch()
+	for _, keys := range [][][]byte{garbage, orphans, blobs} {
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				wb.Cancel()
+				return freed, mapErr("gc", err)
+			}
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return freed, mapErr("gc", err)
+	}
+	s.wrote.Store(true)
+	return freed, nil
+}
+
+// unreferencedBlobs finds the session's blobs that no kept node names.
+func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int64, error) {
+	var blobs [][]byte
+	var total int64
+	sizes := map[string]int64{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := append(sessionPrefix(key), tagBlob)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			sizes[string(it.Item().KeyCopy(nil))] = it.Item().EstimatedSize()
+		}
+		if len(sizes) == 0 {
+			return nil
+		}
+		referenced := map[string]bool{}
+		it2 := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		defer it2.Close()
+		for it2.Rewind(); it2.Valid(); it2.Next() {
+			seq, ok := keySeq(it2.Item().Key())
+			if !ok || !kept[seq] {
+				continue
+			}
+			if err := it2.Item().Value(func(v []byte) error {
+				for rest := v; ; {
+					i := bytes.Index(rest, []byte(BlobRefPrefix))
+					if i < 0 {
+						return nil
+					}
+					rest = rest[i+len(BlobRefPrefix):]
+					if len(rest) >= 64 {
+						if sum, err := hex.DecodeString(string(rest[:64])); err == nil {
+							var s32 [32]byte
+							copy(s32[:], sum)
+							referenced[string(blobKey(key, s32))] = true
+						}
+					}
+				}
+			}); err != nil {
+				return err
+			}
+		}
+		for k, size := range sizes {
+			if !referenced[k] {
+				blobs = append(blobs, []byte(k))
+				total += size
+			}
+		}
+		return nil
+	})
+	return blobs, total, mapErr("read", err)
+}

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+)
+
+// Key layout (DESIGN §3): every key of a session shares the prefix
+// "s"+id16, so one session is one contiguous range and its 'A' record sorts
+// first.
+const (
+	tagSession = 's'
+	tagMeta    = 'A'
+	tagBlob    = 'B'
+	tagNode    = 'N'
+
+	idLen         = 16
+	sessionKeyLen = 1 + idLen // "s"+id
+)
+
+var schemaKey = []byte("\x00v")
+
+type sid [idLen]byte
+
+func (id sid) String() string {
+	var b [36]byte
+	hex.Encode(b[0:8], id[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], id[10:16])
+	return string(b[:])
+}
+
+// refDigits strips dashes and lowercases; ok is false for any non-hex byte.
+func refDigits(ref string) (string, bool) {
+	out := make([]byte, 0, 32)
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case c == '-':
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+			out = append(out, c)
+		case c >= 'A' && c <= 'F':
+			out = append(out, c+('a'-'A'))
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// parseID accepts a full id in any case, with or without dashes.
+func parseID(ref string) (sid, error) {
+	var id sid
+	digits, ok := refDigits(ref)
+	if !ok || len(digits) != 2*idLen {
+		return id, &RefError{Ref: ref}
+	}
+	if _, err := hex.Decode(id[:], []byte(digits)); err != nil {
+		return id, &RefError{Ref: ref}
+	}
+	return id, nil
+}
+
+func sessionPrefix(id sid) []byte {
+	k := make([]byte, sessionKeyLen, sessionKeyLen+1+32)
+	k[0] = tagSession
+	copy(k[1:], id[:])
+	return k
+}
+
+func metaKey(id sid) []byte { return append(sessionPrefix(id), tagMeta) }
+
+func nodePrefix(id sid) []byte { return append(sessionPrefix(id), tagNode) }
+
+func nodeKey(id sid, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(nodePrefix(id), seq)
+}
+
+func blobKey(id sid, sum [32]byte) []byte {
+	return append(append(sessionPrefix(id), tagBlob), sum[:]...)
+}
+
+// keySeq reads the seq from a node key ("s"+id+"N"+seq8).
+func keySeq(key []byte) (uint64, bool) {
+	const n = sessionKeyLen + 1
+	if len(key) != n+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[n:]), true
+}

@@ -1,0 +1,457 @@
+package store
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/tidwall/gjson"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// minPrefix is the fewest hex digits a session prefix may have.
+const minPrefix = 4
+
+// Resolve turns a full id (any case, dashes optional) or a unique prefix of
+// at least 4 hex digits into the canonical lowercase id.
+func (s *Store) Resolve(ref string) (string, error) {
+	digits, ok := refDigits(ref)
+	if !ok || len(digits) < minPrefix || len(digits) > 2*idLen {
+		return "", &RefError{Ref: ref}
+	}
+	if len(digits) == 2*idLen {
+		id, _ := parseID(digits)
+		err := s.view(func(txn *badger.Txn) error {
+			_, err := txn.Get(metaKey(id))
+			return err
+		})
+		if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+			return "", sessionNotFound(ref)
+		}
+		if err != nil {
+			return "", mapErr("read", err)
+		}
+		return id.String(), nil
+	}
+
+	// Whole bytes go in the seek prefix; an odd last digit filters the
+	// next byte's high nibble.
+	pre, _ := hex.DecodeString(digits[:len(digits)&^1])
+	prefix := append([]byte{tagSession}, pre...)
+	seek := prefix
+	odd := len(digits)%2 == 1
+	var nibble byte
+	if odd {
+		b, _ := hex.DecodeString(digits[len(digits)-1:] + "0")
+		nibble = b[0] >> 4
+		seek = append(append([]byte(nil), prefix...), b[0])
+	}
+	var match sid
+	n := 0
+	err := s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(seek); it.Valid(); {
+			k := it.Item().Key()
+			if len(k) <= sessionKeyLen {
+				it.Next()
+				continue
+			}
+			if odd && k[len(prefix)]>>4 != nibble {
+				break // keys are sorted: past the nibble
+			}
+			var id sid
+			copy(id[:], k[1:sessionKeyLen])
+			if k[sessionKeyLen] == tagMeta { // orphans without metadata are invisible
+				if n == 0 {
+					match = id
+				}
+				n++
+			}
+			it.Seek(append(sessionPrefix(id), 0xff)) // skip the session's nodes
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNoStore):
+		return "", sessionNotFound(ref)
+	case err != nil:
+		return "", mapErr("read", err)
+	case n == 0:
+		return "", sessionNotFound(ref)
+	case n > 1:
+		return "", &textError{msg: fmt.Sprintf("session prefix %s is ambiguous (%d sessions match)", ref, n), kind: ErrAmbiguous}
+	}
+	return match.String(), nil
+}
+
+// Meta returns a session's metadata.
+func (s *Store) Meta(id string) (session.Meta, error) {
+	key, err := parseID(id)
+	if err != nil {
+		return session.Meta{}, err
+	}
+	var m session.Meta
+	err = s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(metaKey(key))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			var derr error
+			if m, derr = session.DecodeMeta(v); derr != nil {
+				return corrupt(key, "its metadata is malformed")
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+		return session.Meta{}, sessionNotFound(id)
+	}
+	return m, mapErr("read", err)
+}
+
+func corrupt(id sid, what string, args ...any) error {
+	return fmt.Errorf("store: session %s is damaged: %s", id, fmt.Sprintf(what, args...))
+}
+
+// nextSeq reads the session's next_seq without decoding the metadata:
+// nodes at or above it are orphans of an interrupted commit and invisible.
+func nextSeq(txn *badger.Txn, id sid) (uint64, error) {
+	item, err := txn.Get(metaKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, sessionNotFound(id.String())
+	}
+	if err != nil {
+		return 0, err
+	}
+	var next uint64
+	err = item.Value(func(v []byte) error {
+		r := gjson.GetBytes(v, "next_seq")
+		if r.Type != gjson.Number {
+			return corrupt(id, "its metadata has no next_seq")
+		}
+		next = r.Uint()
+		return nil
+	})
+	return next, err
+}
+
+func nodeNotFound(id sid, seq uint64) error {
+	return notFoundf("node %d not found in session %s", seq, id)
+}
+
+// getNode reads one visible node; ok is false when it is not stored.
+func getNode(txn *badger.Txn, id sid, seq uint64) (n session.Node, ok bool, err error) {
+	item, err := txn.Get(nodeKey(id, seq))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return n, false, nil
+	}
+	if err != nil {
+		return n, false, err
+	}
+	err = item.Value(func(v []byte) error {
+		var derr error
+		if n, derr = session.DecodeNode(seq, v); derr != nil {
+			return corrupt(id, "node %d is malformed: %v", seq, derr)
+		}
+		return nil
+	})
+	return n, err == nil, err
+}
+
+// Node returns one node of a session.
+func (s *Store) Node(id string, seq uint64) (session.Node, error) {
+	key, err := parseID(id)
+	if err != nil {
+		return session.Node{}, err
+	}
+	var n session.Node
+	err = s.view(func(txn *badger.Txn) error {
+		next, err := nextSeq(txn, key)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if seq != 0 && seq < next {
+			n, ok, err = getNode(txn, key, seq)
+		}
+		if err == nil && !ok {
+			err = nodeNotFound(key, seq)
+		}
+		return err
+	})
+	if errors.Is(err, errNoStore) {
+		return session.Node{}, sessionNotFound(id)
+	}
+	return n, mapErr("read", err)
+}
+
+// Walk calls fn for node from and then its ancestors, at most max nodes
+// (max <= 0: no limit), until fn returns false or the root has been visited.
+func (s *Store) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	err = s.view(func(txn *badger.Txn) error {
+		next, err := nextSeq(txn, key)
+		if err != nil {
+			return err
+		}
+		for count := 0; from != 0 && (max <= 0 || count < max); count++ {
+			var n session.Node
+			ok := false
+			if from < next {
+				if n, ok, err = getNode(txn, key, from); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				if count == 0 {
+					return nodeNotFound(key, from)
+				}
+				return corrupt(key, "node %d on a path is missing", from)
+			}
+			if !fn(&n) {
+				return nil
+			}
+			if n.Parent >= n.Seq {
+				return corrupt(key, "node %d has parent %d", n.Seq, n.Parent) // would loop
+			}
+			from = n.Parent
+		}
+		return nil
+	})
+	if errors.Is(err, errNoStore) {
+		return sessionNotFound(id)
+	}
+	return mapErr("read", err)
+}
+
+// Nodes calls fn for every visible node of the session in seq order. raw is
+// the stored value and valid only during fn; fn's error is returned as is.
+func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	var fnErr error
+	err = s.view(func(txn *badger.Txn) error {
+		next, err := nextSeq(txn, key)
+		if err != nil {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		defer it.Close()
+		for it.Seek(nodeKey(key, 1)); it.Valid(); it.Next() {
+			seq, ok := keySeq(it.Item().Key())
+			if !ok {
+				continue
+			}
+			if seq >= next {
+				break
+			}
+			if err := it.Item().Value(func(v []byte) error {
+				fnErr = fn(seq, v)
+				return fnErr
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if errors.Is(err, errNoStore) {
+		return sessionNotFound(id)
+	}
+	return mapErr("read", err)
+}
+
+// Path calls fn for each node from the root to head, in order. Pass one
+// reads only node headers to learn the parents; pass two decodes the path's
+// nodes alone. fn's error is returned as is.
+func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	var fnErr error
+	err = s.view(func(txn *badger.Txn) error {
+		next, err := nextSeq(txn, key)
+		if err != nil {
+			return err
+		}
+		if head == 0 {
+			return nil // an empty path
+		}
+		if head >= next {
+			return nodeNotFound(key, head)
+		}
+		path, err := pathSeqs(txn, key, head)
+		if err != nil {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		defer it.Close()
+		it.Seek(nodeKey(key, path[0]))
+		for i, seq := range path {
+			if i > 0 && seq != path[i-1]+1 {
+				it.Seek(nodeKey(key, seq)) // jump over other branches
+			}
+			if !it.Valid() {
+				return corrupt(key, "node %d vanished", seq)
+			}
+			if got, _ := keySeq(it.Item().Key()); got != seq {
+				return corrupt(key, "node %d vanished", seq)
+			}
+			err := it.Item().Value(func(v []byte) error {
+				n, derr := session.DecodeNode(seq, v)
+				if derr != nil {
+					return corrupt(key, "node %d is malformed: %v", seq, derr)
+				}
+				fnErr = fn(&n)
+				return fnErr
+			})
+			if err != nil {
+				return err
+			}
+			it.Next()
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if errors.Is(err, errNoStore) {
+		return sessionNotFound(id)
+	}
+	return mapErr("read", err)
+}
+
+// pathSeqs returns the seqs root..head. Parents sort before children, so
+// nodes after head cannot be on the path and are never read.
+func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
+	const absent = ^uint64(0)
+	parents := make([]uint64, 0, 64) // indexed by seq
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
+	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
+		seq, ok := keySeq(it.Item().Key())
+		if !ok {
+			continue
+		}
+		if seq > head {
+			break
+		}
+		var parent uint64
+		err := it.Item().Value(func(v []byte) error {
+			h, _, derr := session.DecodeNodeHeader(v)
+			if derr != nil {
+				return corrupt(id, "node %d is malformed", seq)
+			}
+			parent = h.Parent
+			return nil
+		})
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		for uint64(len(parents)) < seq {
+			parents = append(parents, absent)
+		}
+		parents = append(parents, parent)
+	}
+	it.Close()
+
+	var path []uint64
+	for seq := head; seq != 0; {
+		if seq >= uint64(len(parents)) || parents[seq] == absent {
+			if seq == head {
+				return nil, nodeNotFound(id, head)
+			}
+			return nil, corrupt(id, "node %d on the path to %d is missing", seq, head)
+		}
+		path = append(path, seq)
+		p := parents[seq]
+		if p >= seq {
+			return nil, corrupt(id, "node %d has parent %d", seq, p)
+		}
+		seq = p
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path, nil
+}
+
+// List calls fn with every session's metadata, in key order. It reads one
+// metadata record per session and seeks past the session's nodes. fn's
+// error is returned as is.
+func (s *Store) List(fn func(*session.Meta) error) error {
+	var fnErr error
+	err := s.view(func(txn *badger.Txn) error {
+		start := []byte{tagSession}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: start})
+		defer it.Close()
+		for it.Seek(start); it.Valid(); {
+			item := it.Item()
+			k := item.Key()
+			if len(k) <= sessionKeyLen {
+				it.Next()
+				continue
+			}
+			var id sid
+			copy(id[:], k[1:sessionKeyLen])
+			if k[sessionKeyLen] == tagMeta {
+				var m session.Meta
+				err := item.Value(func(v []byte) error {
+					var derr error
+					if m, derr = session.DecodeMeta(v); derr != nil {
+						return corrupt(id, "its metadata is malformed")
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if fnErr = fn(&m); fnErr != nil {
+					return fnErr
+				}
+			}
+			it.Seek(append(sessionPrefix(id), 0xff))
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if errors.Is(err, errNoStore) {
+		return nil
+	}
+	return mapErr("list", err)
+}
+
+// Blob returns spilled content by its sha256.
+func (s *Store) Blob(id string, sum [32]byte) ([]byte, error) {
+	key, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	err = s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(blobKey(key, sum))
+		if err != nil {
+			return err
+		}
+		data, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, notFoundf("blob %x not found in session %s", sum[:6], key)
+	}
+	return data, mapErr("read", err)
+}

@@ -1,0 +1,412 @@
+// Package store persists sessions in an embedded Badger store that many
+// short-lived processes share, one at a time (DESIGN §3,
+// reference/badger.md). It is the only importer of Badger.
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Mode selects the lock and the kind of Badger open.
+type Mode int
+
+const (
+	Read  Mode = iota // shared lock, Badger ReadOnly
+	Write             // exclusive lock, Badger read-write
+)
+
+// Options locate and tune a store.
+type Options struct {
+	Dir         string        // store directory; Badger lives in Dir/db, our flock in Dir/lock
+	LockTimeout time.Duration // how long to wait for Dir/lock; 0 = try once
+	Sync        bool          // badger WithSyncWrites
+}
+
+// RebuildThreshold is the table count above which a writer rebuilds the
+// store before closing: per-session key ranges never overlap, so compaction
+// never merges their tables and open time grows with the count
+// (badger.md §2.5). A variable so that tests can lower it.
+var RebuildThreshold = 256
+
+// flattenL0 is the level-0 table count at which a writer flattens before
+// closing; each writer adds one L0 table and never lives long enough for
+// Badger's compactors to start (badger.md §2.4).
+const flattenL0 = 8
+
+const (
+	// The read-write open cost is dominated by allocating the memtable
+	// arena, and one transaction may hold 15% of it: 4 MB keeps opens
+	// cheap and still fits hundreds of typical messages per transaction.
+	memTableSize = 4 << 20
+	// Values above this go to the value log; must stay <= 15% of the
+	// memtable. Typical messages (tool output is capped at 32 KB) stay
+	// inline in the SSTs and never need value-log GC.
+	valueThreshold = 64 << 10
+	// Also Badger's largest value; the sparse vlog mmap is twice this.
+	vlogFileSize = 64 << 20
+	// Compression (Snappy, the default) needs a block cache; a short
+	// process gets few hits, so keep it small.
+	blockCacheSize = 8 << 20
+	externalMagic  = 0x7763 // "wc": a foreign Badger directory refuses to open
+	schemaVersion  = 1
+)
+
+// maxValueSize is the largest node, metadata or blob we store: Badger's limit
+// minus headroom for the value-log entry header. Checked by us because
+// Badger's own error embeds a hex dump of the value.
+const maxValueSize = vlogFileSize - 64<<10
+
+// badgerOptions is the one place Badger is configured; every open (reader,
+// writer, rebuild target) must agree on the magic and the sizes.
+func badgerOptions(dir string, readOnly, sync bool) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithReadOnly(readOnly).
+		WithSyncWrites(sync).
+		WithLogger(warnLogger{w: os.Stderr}).
+		WithMemTableSize(memTableSize).
+		WithValueThreshold(valueThreshold).
+		WithValueLogFileSize(vlogFileSize).
+		WithNumMemtables(2).
+		WithNumCompactors(2).
+		WithBlockCacheSize(blockCacheSize).
+		WithMetricsEnabled(false).
+		WithCompactL0OnClose(false).
+		WithExternalMagic(externalMagic)
+}
+
+// warnLogger passes on Badger's warnings and errors only; its INFO lines
+// (about 14 per run) would drown a CLI's stderr.
+type warnLogger struct{ w io.Writer }
+
+func (l warnLogger) Errorf(f string, a ...any)   { l.line("error: ", f, a) }
+func (l warnLogger) Warningf(f string, a ...any) { l.line("", f, a) }
+func (warnLogger) Infof(string, ...any)          {}
+func (warnLogger) Debugf(string, ...any)         {}
+
+func (l warnLogger) line(level, f string, a []any) {
+	msg := strings.TrimRight(fmt.Sprintf(f, a...), "\n")
+	fmt.Fprintf(l.w, "wc: badger: %s%s\n", level, msg)
+}
+
+// Store is an open store. Its methods may be called from several goroutines,
+// except Close.
+type Store struct {
+	dir       string
+	mode      Mode
+	sync      bool
+	rebuildAt int
+
+	lock  *os.File
+	db    *badger.DB  // nil when a reader found no store
+	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
+	wrote atomic.Bool // this handle committed something, so Close flushes one more table
+
+	closed   bool
+	lastTxns atomic.Int64 // transactions the last Commit used (tests)
+}
+
+func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
+
+// Open opens the store in Dir. A writer creates Dir (0700) when missing; a
+// reader never creates anything and sees an empty store instead.
+func Open(opts Options, mode Mode) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("store: no store directory given")
+	}
+	deadline := time.Now().Add(opts.LockTimeout)
+	s := &Store{dir: filepath.Clean(opts.Dir), mode: mode, sync: opts.Sync, rebuildAt: RebuildThreshold}
+
+	fi, err := os.Stat(s.dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return nil, notStoreError(s.dir, true)
+	case err == nil:
+		if err := checkOurs(s.dir); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if mode == Read {
+			return s, nil
+		}
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return nil, mapErr("create store", err)
+		}
+		// MkdirAll's mode is filtered by the umask; the store holds
+		// transcripts, so make it private whatever the umask.
+		if err := os.Chmod(s.dir, 0o700); err != nil {
+			return nil, mapErr("create store", err)
+		}
+	default:
+		return nil, mapErr("open", err)
+	}
+
+	if mode == Read && !exists(filepath.Join(s.dir, "lock")) && !exists(s.dbDir()) {
+		return s, nil
+	}
+	if err := s.openLock(); err != nil {
+		return nil, err
+	}
+	if mode == Write {
+		err = s.openWrite(deadline)
+	} else {
+		err = s.openRead(deadline)
+	}
+	if err != nil {
+		s.unlock()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkOurs refuses a non-empty directory that holds neither our lock nor a
+// db, so that a mistyped --store never scribbles into a user's directory.
+func checkOurs(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return mapErr("open", err)
+	}
+	defer f.Close()
+	empty := true
+	for {
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			if n == "db" || n == "lock" {
+				return nil
+			}
+			empty = false
+		}
+		if err == io.EOF || len(names) == 0 {
+			break
+		}
+		if err != nil {
+			return mapErr("open", err)
+		}
+	}
+	if empty {
+		return nil
+	}
+	return notStoreError(dir, false)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func (s *Store) openLock() error {
+	path := filepath.Join(s.dir, "lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil && s.mode == Read && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		f, err = os.Open(path) // a read-only store can still be read
+	}
+	if err != nil {
+		return mapErr("open lock", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
+		_ = f.Chmod(0o600) // best effort: the file may belong to someone else
+	}
+	s.lock = f
+	return nil
+}
+
+func (s *Store) openWrite(deadline time.Time) error {
+	if err := s.flock(syscall.LOCK_EX, deadline); err != nil {
+		return err
+	}
+	if err := recoverRebuild(s.dir); err != nil {
+		return err
+	}
+	db, err := s.openBadger(false, deadline)
+	if err != nil {
+		return err
+	}
+	s.db, s.rw = db, true
+	if err := s.checkSchema(); err != nil {
+		_ = db.Close()
+		s.db = nil
+		return err
+	}
+	return nil
+}
+
+func (s *Store) openRead(deadline time.Time) error {
+	if err := s.flock(syscall.LOCK_SH, deadline); err != nil {
+		return err
+	}
+	// Checked under the lock: a rebuild swaps db only under the exclusive one.
+	if !exists(s.dbDir()) {
+		if exists(filepath.Join(s.dir, "db.old")) {
+			return s.upgrade(deadline) // a rebuild died mid-swap
+		}
+		s.unlock()
+		return nil
+	}
+	db, err := s.openBadger(true, deadline)
+	if err != nil {
+		// After a writer crashed, ReadOnly refuses until a read-write
+		// open replays the WAL; an empty db has no manifest yet.
+		msg := err.Error()
+		if strings.Contains(msg, "Log truncate required") || strings.Contains(msg, "no manifest found") {
+			return s.upgrade(deadline)
+		}
+		return err
+	}
+	s.db = db
+	if err := s.checkSchema(); err != nil {
+		_ = db.Close()
+		s.db = nil
+		return err
+	}
+	return nil
+}
+
+// upgrade trades the shared lock for the exclusive one and opens read-write
+// once; the handle then serves the reader (badger.md §1.6).
+func (s *Store) upgrade(deadline time.Time) error {
+	if err := flockCall(s.lock, syscall.LOCK_UN); err != nil {
+		return mapErr("lock", err)
+	}
+	return s.openWrite(deadline)
+}
+
+// openBadger retries while a foreign process (the badger CLI, a debugger)
+// holds Badger's own non-blocking directory lock.
+func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error) {
+	opt := badgerOptions(s.dbDir(), readOnly, s.sync)
+	delay := 5 * time.Millisecond
+	for {
+		db, err := badger.Open(opt)
+		if err == nil {
+			return db, nil
+		}
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "Cannot acquire directory lock"):
+			if time.Until(deadline) < delay {
+				return nil, busyError(s.dir)
+			}
+			time.Sleep(delay)
+			delay = min(2*delay, 100*time.Millisecond)
+			continue
+		case strings.Contains(msg, "external magic number doesn't match"), strings.Contains(msg, "manifest has bad magic"):
+			return nil, notStoreError(s.dir, false)
+		}
+		return nil, mapErr("open", err)
+	}
+}
+
+// checkSchema refuses stores written by a newer format and stamps new ones.
+func (s *Store) checkSchema() error {
+	var raw []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(schemaKey)
+		if err != nil {
+			return err
+		}
+		raw, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		if !s.rw {
+			return nil // a reader cannot stamp; the first writer will
+		}
+		err = s.db.Update(func(txn *badger.Txn) error {
+			return txn.Set(schemaKey, fmt.Appendf(nil, `{"schema":%d}`, schemaVersion))
+		})
+		if err == nil {
+			s.wrote.Store(true)
+		}
+		return mapErr("create store", err)
+	}
+	if err != nil {
+		return mapErr("open", err)
+	}
+	var v struct {
+		Schema int `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return errors.New("store: schema record is corrupt")
+	}
+	if v.Schema > schemaVersion {
+		return fmt.Errorf("store schema %d is newer than this wc understands", v.Schema)
+	}
+	return nil
+}
+
+// Exists is false when a reader opened a store that does not exist yet.
+func (s *Store) Exists() bool { return s.db != nil }
+
+// Tables counts Badger's tables: all of them, and those in level 0.
+func (s *Store) Tables() (total, level0 int) {
+	if s.db == nil {
+		return 0, 0
+	}
+	for _, l := range s.db.Levels() {
+		total += l.NumTables
+		if l.Level == 0 {
+			level0 = l.NumTables
+		}
+	}
+	return total, level0
+}
+
+// Close keeps the table count bounded (writers only), closes Badger and only
+// then releases the lock. It returns the first error.
+func (s *Store) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var first error
+	if s.db != nil {
+		if s.rw {
+			first = s.maintain()
+		}
+		if s.db != nil {
+			if err := s.db.Close(); first == nil {
+				first = mapErr("close", err)
+			}
+			s.db = nil
+		}
+	}
+	s.unlock()
+	return first
+}
+
+func (s *Store) writable() error {
+	switch {
+	case s.closed:
+		return errClosed
+	case s.mode != Write:
+		return errReadOnly
+	}
+	return nil
+}
+
+var (
+	errClosed  = errors.New("store: used after close")
+	errNoStore = errors.New("store: no store") // a reader's store does not exist yet
+)
+
+// view runs fn in a read transaction.
+func (s *Store) view(fn func(txn *badger.Txn) error) error {
+	if s.closed {
+		return errClosed
+	}
+	if s.db == nil {
+		return errNoStore
+	}
+	return s.db.View(fn)
+}
