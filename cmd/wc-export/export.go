@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
@@ -41,6 +43,20 @@ func export(c *tool.Ctx) error {
 }
 
 func pickFormat(c *tool.Ctx) (exporter, error) {
+	if c.IsSet("blob") {
+		if c.IsSet("format") || c.Bool("tree") {
+			return nil, tool.Usagef("--blob prints one blob: it takes no --format or --tree")
+		}
+		sum, err := hex.DecodeString(strings.TrimPrefix(c.String("blob"), session.BlobRefPrefix))
+		if err != nil || len(sum) != 32 {
+			return nil, tool.Usagef("--blob %q is not a sha256 in hex", c.String("blob"))
+		}
+		return func(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+			data, err := st.Blob(m.ID, [32]byte(sum))
+			c.Out().Write(data)
+			return err
+		}, nil
+	}
 	if c.Bool("tree") && c.String("format") != "jsonl" {
 		return nil, tool.Usagef("--tree goes with --format jsonl")
 	}

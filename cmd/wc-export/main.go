@@ -22,11 +22,14 @@ var spec = tool.Spec{
   info      the session's info, as the other commands print it
   summary   whycodes' exit summary (--model, --duration, --binary)
 
+With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was.
+
 Exports read the store under a shared lock, so any number run side by side; nothing is printed until the store is closed.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info or summary"},
 			&cli.BoolFlag{Name: "tree", Usage: "with jsonl: every node of the tree, not only the active path"},
+			&cli.StringFlag{Name: "blob", Usage: "print the tool output spilled as wc-blob:`SHA256`, byte for byte, instead of a format"},
 			&cli.StringFlag{Name: "model", Value: "unknown", Usage: "with summary: the `MODEL` label"},
 			&cli.StringFlag{Name: "duration", Value: "0s", Usage: "with summary: how long the session ran, as a Go `DURATION` or seconds"},
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},

@@ -136,10 +136,16 @@ func (m *Message) IsUserTurn() bool {
 	if m.Role != RoleUser || m.Kind != KindNone {
 		return false
 	}
-	if !m.Content.IsBlocks && IsCompactSummaryText(m.Content.Text) {
-		return false
+	if !m.Content.IsBlocks {
+		return !IsCompactSummaryText(m.Content.Text)
 	}
-	return true
+	// A user message of tool results only (Anthropic's form) answers calls.
+	for i := range m.Content.Blocks {
+		if m.Content.Blocks[i].Type != BlockToolResult {
+			return true
+		}
+	}
+	return len(m.Content.Blocks) == 0
 }
 
 // InvalidError reports input that is not a valid message, session or

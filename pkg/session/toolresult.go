@@ -18,24 +18,46 @@ const (
 var ImagePayloadMarkers = []string{"WHYCODES_IMAGE_B64:", "WHYCODE_IMAGE_B64:"}
 
 // CapToolText keeps the first max chars of text and says how many were cut.
-// Text within the cap, by bytes or by chars, is returned unchanged.
+// Text within the cap, by bytes or by chars, is returned unchanged. Text
+// that already ends in the notice is judged by what precedes it, and a
+// further cut adds to the count, so capping again changes nothing (whycodes
+// re-cut its own notice on every pass).
 func CapToolText(text string, max int) (string, bool) {
-	if len(text) <= max {
+	head, omitted := splitTruncationNotice(text)
+	if len(head) <= max {
 		return text, false
 	}
-	n := utf8.RuneCountInString(text)
+	n := utf8.RuneCountInString(head)
 	if n <= max {
 		return text, false
 	}
-	cut := 0
-	for i := range text {
-		if cut == max {
-			cut = i
-			break
-		}
-		cut++
+	return head[:runeOffset(head, max)] + truncationNotice(omitted+n-max), true
+}
+
+const (
+	noticePrefix = "\n\n[... "
+	noticeSuffix = " characters truncated for context management]"
+)
+
+func truncationNotice(omitted int) string {
+	return noticePrefix + strconv.Itoa(omitted) + noticeSuffix
+}
+
+// splitTruncationNotice separates a trailing notice from the text before it.
+func splitTruncationNotice(text string) (string, int) {
+	rest, ok := strings.CutSuffix(text, noticeSuffix)
+	if !ok {
+		return text, 0
 	}
-	return text[:cut] + "\n\n[... " + strconv.Itoa(n-max) + " characters truncated for context management]", true
+	i := strings.LastIndex(rest, noticePrefix)
+	if i < 0 {
+		return text, 0
+	}
+	n, err := strconv.Atoi(rest[i+len(noticePrefix):])
+	if err != nil || n <= 0 {
+		return text, 0
+	}
+	return rest[:i], n
 }
 
 // ToolResultContent is how a tool's output is stored: an inline image payload

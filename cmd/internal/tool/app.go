@@ -127,6 +127,10 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		return err
 	}
 	err := app.RunContext(ctx, reorderArgs(args, app.Flags))
+	var te *Error
+	if errors.As(err, &te) && te.Partial && c != nil {
+		stdout.Write(c.out.Bytes())
+	}
 	if err != nil {
 		code, hints := exitStatus(err)
 		fmt.Fprintf(stderr, "%s: %s\n", spec.Name, errorLine(err))

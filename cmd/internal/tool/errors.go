@@ -37,6 +37,9 @@ type Error struct {
 	Code  int
 	Msg   string
 	Hints []string
+	// Partial marks a batch in which some items failed after the store was
+	// closed cleanly: the lines of every item are printed, then the error.
+	Partial bool
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -45,3 +45,17 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, Usagef("%q is not a time: use RFC 3339, YYYY-MM-DD, or an age like 36h or 7d", s)
 }
+
+// Progress returns a function that shows "label done/total" on stderr, and
+// only when stderr is a terminal: logs and pipes get nothing.
+func (c *Ctx) Progress(label string, total int) func(done int) {
+	if !isTerminal(c.App.ErrWriter) || total < 2 {
+		return func(int) {}
+	}
+	return func(done int) {
+		fmt.Fprintf(c.App.ErrWriter, "\r%s %d/%d", label, done, total)
+		if done == total {
+			fmt.Fprint(c.App.ErrWriter, "\r\033[K")
+		}
+	}
+}

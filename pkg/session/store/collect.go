@@ -8,9 +8,6 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
-// BlobRefPrefix opens the pointer a spilled tool body leaves behind.
-const BlobRefPrefix = "wc-blob:"
-
 // Freed is what a collection removed (or would remove).
 type Freed struct {
 	Nodes int   `json:"nodes_freed"`
@@ -130,11 +127,11 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 			}
 			if err := it2.Item().Value(func(v []byte) error {
 				for rest := v; ; {
-					i := bytes.Index(rest, []byte(BlobRefPrefix))
+					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {
 						return nil
 					}
-					rest = rest[i+len(BlobRefPrefix):]
+					rest = rest[i+len(session.BlobRefPrefix):]
 					if len(rest) >= 64 {
 						if sum, err := hex.DecodeString(string(rest[:64])); err == nil {
 							var s32 [32]byte

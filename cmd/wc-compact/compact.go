@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+// plan is the compaction asked for, read and checked before the store opens.
+type plan struct {
+	truncate, prune, shake, spill bool
+	maxTokens                     uint64
+	summary                       *string
+	fullReplace                   bool
+	native                        *session.Block
+	print, full, dropped          bool
+	maxChars                      int
+	discard, dryRun               bool
+}
+
+func compact(c *tool.Ctx) error {
+	p, err := readPlan(c)
+	if err != nil {
+		return err
+	}
+	var refs []string
+	switch {
+	case c.Bool("all") && c.Args().Len() > 0:
+		return tool.Usagef("--all takes no session arguments")
+	case !c.Bool("all"):
+		if refs, err = c.Refs(); err != nil {
+			return err
+		}
+	}
+	mode := store.Write
+	if p.print || p.dryRun {
+		mode = store.Read
+	}
+	st, err := c.Open(mode)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	if c.Bool("all") {
+		err = st.List(func(m *session.Meta) error { ids = append(ids, m.ID); return nil })
+	} else {
+		ids, err = tool.Resolve(st, refs)
+	}
+	if err != nil {
+		return err
+	}
+	progress := c.Progress("compacting", len(ids))
+	failed := 0
+	for i, id := range ids {
+		if c.Context.Err() != nil {
+			return fmt.Errorf("interrupted after %d of %d sessions", i, len(ids))
+		}
+		if err := compactOne(c, st, id, p); err != nil {
+			if p.print {
+				return err
+			}
+			failed++
+			if perr := c.PrintJSON(struct {
+				ID    string `json:"id"`
+				Error string `json:"error"`
+			}{id, strings.Join(strings.Fields(err.Error()), " ")}); perr != nil {
+				return perr
+			}
+		}
+		progress(i + 1)
+	}
+	if failed > 0 {
+		return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("%d of %d sessions failed", failed, len(ids)), Partial: true}
+	}
+	return nil
+}
+
+func readPlan(c *tool.Ctx) (*plan, error) {
+	p := &plan{
+		truncate: c.Bool("truncate"), prune: c.Bool("prune"), shake: c.Bool("shake"), spill: c.Bool("spill"),
+		maxTokens: c.Uint64("max-tokens"), fullReplace: c.Bool("full-replace"),
+		print: c.Bool("print-transcript"), full: c.Bool("full"), dropped: c.Bool("dropped"),
+		maxChars: c.Int("max-chars"), discard: c.Bool("discard"), dryRun: c.Bool("dry-run"),
+	}
+	if c.IsSet("max-tokens") && p.maxTokens == 0 {
+		return nil, tool.Usagef("--max-tokens must be above 0")
+	}
+	if p.maxChars <= 0 {
+		return nil, tool.Usagef("--max-chars must be above 0")
+	}
+	modes := 0
+	for _, f := range []string{"max-tokens", "full-replace", "native"} {
+		if c.IsSet(f) {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return nil, tool.Usagef("--max-tokens, --full-replace and --native exclude each other")
+	}
+	if p.full && !p.print {
+		return nil, tool.Usagef("--full goes with --print-transcript")
+	}
+	if p.print && (c.IsSet("summary") || c.IsSet("native") || p.dryRun) {
+		return nil, tool.Usagef("--print-transcript only prints: it takes no --summary, --native or --dry-run")
+	}
+	if !p.print && !p.truncate && !p.prune && !p.shake && !p.spill && modes == 0 && !c.IsSet("summary") {
+		return nil, tool.Usagef("no compaction asked for").WithHint("give --max-tokens N, or --truncate, --prune, --shake, --spill, --summary, --full-replace or --native")
+	}
+	if c.IsSet("summary") {
+		data, err := c.ReadFile(c.String("summary"))
+		if err != nil {
+			return nil, err
+		}
+		s := string(data)
+		if session.FormatCompactSummary(s) == "" {
+			return nil, tool.DataErrf("the summary is empty")
+		}
+		p.summary = &s
+	}
+	if c.IsSet("native") {
+		data, err := c.ReadFile(c.String("native"))
+		if err != nil {
+			return nil, err
+		}
+		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
+			return nil, tool.DataErrf("%s is not a JSON object", c.String("native"))
+		}
+		b := session.Block{Type: gjson.GetBytes(data, "type").String(), Raw: compactJSON(data)}
+		if b.Type == "" {
+			return nil, tool.DataErrf("the native compaction block needs a \"type\"")
+		}
+		p.native = &b
+	}
+	if (c.IsSet("summary") || c.IsSet("native")) && (c.Args().Len() == 0 && !c.Bool("all")) &&
+		(c.String("summary") == "-" || c.String("native") == "-") {
+		return nil, tool.Usagef("--summary - and --native - read stdin, which holds the sessions here").WithHint("pass the session as an argument")
+	}
+	return p, nil
+}
+
+func compactJSON(data []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, data); err != nil {
+		return bytes.TrimSpace(data)
+	}
+	return out.Bytes()
+}
+
+// compactOne compacts one session and prints its line.
+func compactOne(c *tool.Ctx, st *store.Store, id string, p *plan) error {
+	m, err := st.Meta(id)
+	if err != nil {
+		return err
+	}
+	var path []session.Node
+	if err := st.Path(id, m.Head, func(n *session.Node) error { path = append(path, *n); return nil }); err != nil {
+		return err
+	}
+	msgs := make([]session.Message, len(path))
+	for i := range path {
+		msgs[i] = path[i].Msg
+	}
+	if p.print {
+		c.Out().WriteString(transcriptToPrint(&m, msgs, p))
+		return nil
+	}
+	blobs := map[[32]byte][]byte{}
+	next, out, err := apply(&m, msgs, p, c, func(body string) string {
+		sum := sha256.Sum256([]byte(body))
+		blobs[sum] = []byte(body)
+		return hex.EncodeToString(sum[:])
+	})
+	if err != nil {
+		return err
+	}
+	shared := sharedPrefix(msgs, next)
+	changed := shared < len(msgs) || shared < len(next)
+	line := outcomeLine{ID: id, CompactOutcome: out, Changed: changed, Reduced: out.Reduced()}
+	if !p.dropped {
+		line.DroppedTranscript = ""
+	}
+	if p.maxTokens > 0 {
+		still := out.StillOver(p.maxTokens)
+		line.StillOver = &still
+	}
+	if changed && !p.dryRun {
+		if line.Branch, err = commitPath(c, st, &m, path[:shared], next[shared:], blobs, p.discard); err != nil {
+			return err
+		}
+	}
+	line.Head, line.DryRun = m.Head, p.dryRun
+	return c.PrintJSON(line)
+}
+
+type outcomeLine struct {
+	ID string `json:"id"`
+	session.CompactOutcome
+	Changed   bool   `json:"changed"`
+	Reduced   bool   `json:"reduced"`
+	StillOver *bool  `json:"still_over,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	Head      uint64 `json:"head"`
+	DryRun    bool   `json:"dry_run,omitempty"`
+}
+
+// apply runs the requested steps over a copy of the active path.
+func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put func(string) string) ([]session.Message, session.CompactOutcome, error) {
+	out := session.CompactOutcome{TokensBefore: session.PathTokens(m.SystemPrompt, msgs), MessagesBefore: uint64(len(msgs))}
+	next := append([]session.Message(nil), msgs...)
+	if p.truncate {
+		session.TruncateToolResults(next)
+	}
+	if p.prune {
+		session.PruneToolResults(next)
+	}
+	if p.shake {
+		session.ShakeToolResults(next)
+	}
+	if p.spill {
+		session.SpillToolResults(next, put)
+	}
+	var step session.CompactOutcome
+	switch {
+	case p.maxTokens > 0:
+		next, step = session.Compact(m.SystemPrompt, next, p.maxTokens, c.Now)
+		if p.summary != nil && step.DroppedMessages() {
+			next = session.PrependSummary(next, *p.summary, c.Now)
+		}
+	case p.fullReplace:
+		summary := ""
+		if p.summary != nil {
+			summary = *p.summary
+		}
+		next, step = session.FullReplace(m.SystemPrompt, next, summary, c.Now)
+	case p.native != nil:
+		var err error
+		if next, step, err = session.NativeCompaction(m.SystemPrompt, next, *p.native, c.Now); err != nil {
+			return nil, out, err
+		}
+	case p.summary != nil:
+		next, step = session.SummarizePrefix(m.SystemPrompt, next, *p.summary, c.Now)
+	}
+	out.DroppedTranscript = step.DroppedTranscript
+	if p.dropped && len(out.DroppedTranscript) > p.maxChars {
+		out.DroppedTranscript = out.DroppedTranscript[:p.maxChars]
+	}
+	out.TokensAfter, out.MessagesAfter = session.PathTokens(m.SystemPrompt, next), uint64(len(next))
+	return next, out, nil
+}
+
+// transcriptToPrint is the text the same flags with --summary would replace.
+func transcriptToPrint(m *session.Meta, msgs []session.Message, p *plan) string {
+	switch {
+	case p.full || p.fullReplace:
+		return session.TranscriptForFullSummary(msgs, p.maxChars)
+	case p.maxTokens > 0:
+		prepared, cut := session.CompactCut(m.SystemPrompt, msgs, p.maxTokens)
+		return session.MessagesTranscript(prepared[:cut], p.maxChars)
+	}
+	return session.MessagesTranscript(msgs[:session.SummaryCut(msgs)], p.maxChars)
+}
+
+// sharedPrefix counts the leading messages that stayed byte for byte.
+func sharedPrefix(a, b []session.Message) int {
+	n := 0
+	for n < len(a) && n < len(b) && bytes.Equal(a[n].AppendJSON(nil), b[n].AppendJSON(nil)) {
+		n++
+	}
+	return n
+}
+
+// commitPath writes the new tail after the kept prefix as new nodes and
+// moves the head there, keeping the old head as pre-compact-N. Blobs go
+// first and the metadata last, so a crash leaves the session as it was.
+func commitPath(c *tool.Ctx, st *store.Store, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+	for sum, data := range blobs {
+		if err := st.PutBlob(m.ID, sum, data); err != nil {
+			return "", err
+		}
+	}
+	branch := ""
+	if !discard && m.Head != 0 {
+		branch = session.NextBranchName(m, "pre-compact-")
+		m.Branches = append(m.Branches, session.NamedBranch{Name: branch, Seq: m.Head})
+	}
+	var parent *session.Node
+	if len(kept) > 0 {
+		parent = &kept[len(kept)-1]
+	}
+	nodes := make([]session.Node, 0, len(tail))
+	for _, msg := range tail {
+		nodes = append(nodes, session.Child(parent, m.NextSeq, msg))
+		m.NextSeq++
+		parent = &nodes[len(nodes)-1]
+	}
+	m.MoveHead(parent, false)
+	m.Touch(c.Now)
+	return branch, st.Commit(m, nodes)
+}

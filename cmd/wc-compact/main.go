@@ -1,0 +1,74 @@
+// Command wc-compact shrinks sessions: caps old tool output, spills it to
+// the store, or replaces old turns with a summary, keeping what it replaced.
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+)
+
+var spec = tool.Spec{
+	Name:      "wc-compact",
+	Summary:   "compact sessions under a token budget, losslessly",
+	ArgsUsage: "[SESSION...]",
+	Description: `Shrinks the active path of each SESSION (the arguments, the references on stdin, or --all) and prints one JSON line per session: tokens and messages before and after, whether anything changed, and the branch that keeps the old path.
+
+Nothing is lost: a compaction writes new nodes and moves the head, and the path it replaced stays in the tree as a branch named pre-compact-N, so "wc-branch SESSION switch pre-compact-N" undoes it. --discard keeps no branch (wc-branch gc then frees the old nodes). Running the same compaction again changes nothing and says so ("changed":false).
+
+The steps, applied in this order when their flags are given:
+
+  --truncate      cap every tool body at 32,768 characters
+  --prune         cap all but the newest 4 tool messages at 2,048
+  --shake         cap all but the newest 4 tool messages at 512
+  --spill         move the bodies of all but the newest 4 tool messages
+                  into the store; each keeps its first 400 characters
+                  and a line "full output saved: wc-blob:SHA256", which
+                  wc-export --blob SHA256 prints back byte for byte
+  --max-tokens N  whycodes' compact(): truncate and prune, then, while
+                  the path is over 3/4 of N, replace the oldest whole
+                  turns with a summary (a local one, or --summary)
+  --full-replace  keep only the last user turn and what followed, with
+                  a summary of the rest after it
+  --native FILE   replace everything before the last user turn with one
+                  assistant message holding the provider's compaction
+                  block in FILE verbatim
+
+Unlike whycodes, compaction cuts only where a user turn starts, so a tool result never loses its call and no two user messages end up in a row: the summary opens the first kept user message.
+
+To have a model write the summary, print what will be replaced, summarise it, and give the summary back with the same flags:
+
+  wc-compact ID --max-tokens 8000 --print-transcript \
+    | llm "summarise this conversation" \
+    | wc-compact ID --max-tokens 8000 --summary -
+
+Model summaries are cleaned the way whycodes does (<analysis> dropped, <summary> unwrapped). --print-transcript --full prints the whole transcript, for --full-replace.
+
+A batch opens the store once, shows progress on a terminal, and holds one session in memory at a time. A session that fails gets "error" on its line and the rest go on; the exit status is then 1.`,
+	Flags: func() []cli.Flag {
+		return []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "compact every session in the store"},
+			&cli.BoolFlag{Name: "truncate", Usage: "cap every tool body at 32,768 characters"},
+			&cli.BoolFlag{Name: "prune", Usage: "cap all but the newest 4 tool messages at 2,048 characters"},
+			&cli.BoolFlag{Name: "shake", Usage: "cap all but the newest 4 tool messages at 512 characters"},
+			&cli.BoolFlag{Name: "spill", Usage: "move old tool bodies into the store, keeping a pointer"},
+			&cli.Uint64Flag{Name: "max-tokens", Usage: "compact the path under 3/4 of `N` tokens by summarising old turns"},
+			&cli.StringFlag{Name: "summary", Usage: "use the model summary in `FILE` (- for stdin) instead of the local one"},
+			&cli.BoolFlag{Name: "full-replace", Usage: "keep only the last user turn, what followed, and a summary"},
+			&cli.StringFlag{Name: "native", Usage: "replace the prefix with the provider compaction block (JSON) in `FILE`"},
+			&cli.BoolFlag{Name: "print-transcript", Usage: "print the text the compaction would replace, for a model to summarise"},
+			&cli.BoolFlag{Name: "full", Usage: "with --print-transcript: the whole transcript"},
+			&cli.IntFlag{Name: "max-chars", Value: 12000, Usage: "with --print-transcript and --dropped: cap the transcript at `N` bytes"},
+			&cli.BoolFlag{Name: "dropped", Usage: "include the replaced transcript in the output as dropped_transcript"},
+			&cli.BoolFlag{Name: "discard", Usage: "keep no pre-compact branch"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "compute and print, write nothing"},
+		}
+	},
+	Examples: []tool.Example{
+		{Text: "Shrink one session under 100k tokens:", Command: `wc-compact 3f2a --max-tokens 100000`},
+		{Text: "Re-compact a project's sessions from cron:", Command: `wc-ls --project ~/src/app | wc-compact --max-tokens 100000 --spill`},
+		{Text: "Undo the last compaction:", Command: `wc-branch 3f2a switch pre-compact-1`},
+	},
+	Action: compact,
+}
+
+func main() { tool.Main(&spec) }

@@ -1,0 +1,11 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/wctoolkit/wc/cmd/internal/tooltest"
+)
+
+func TestScripts(t *testing.T) { tooltest.RunScripts(t, "testdata") }
+
+func TestManPage(t *testing.T) { tooltest.CheckManPage(t, &spec) }
