@@ -220,11 +220,11 @@ func tree(c *tool.Ctx, st *store.Store, m *session.Meta, _ string, _ *input) err
 
 func switchTo(c *tool.Ctx, st *store.Store, m *session.Meta, target string, _ *input) error {
 	from := m.Head
-	removed, err := session.SwitchTo(m, tool.SessionNodes(st, m.ID), target)
-	if err != nil {
+	if _, err := session.SwitchTo(m, tool.SessionNodes(st, m.ID), target); err != nil {
 		return err
 	}
-	return commitAndPrint(c, st, m, nil, result{From: &from, Removed: &removed})
+	// No "removed": between siblings that would need a walk to where they meet.
+	return commitAndPrint(c, st, m, nil, result{From: &from})
 }
 
 func fork(c *tool.Ctx, st *store.Store, m *session.Meta, _ string, _ *input) error {

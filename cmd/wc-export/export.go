@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/hex"
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/pkg/session/format"
 	"strconv"
 	"strings"
 	"time"
@@ -71,17 +73,25 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		return exportText, nil
 	case "info":
 		return func(c *tool.Ctx, _ *store.Store, m *session.Meta) error { return c.PrintJSON(m.Info()) }, nil
+	case "html":
+		return exportHTML, nil
+	case "request":
+		return requestExporter(c)
 	case "summary":
 		secs, err := durationSeconds(c.String("duration"))
 		if err != nil {
 			return nil, err
 		}
 		return func(c *tool.Ctx, _ *store.Store, m *session.Meta) error {
-			c.Out().WriteString(session.ExitSummary(m, secs, c.String("model"), c.String("binary")))
+			model := c.String("model")
+			if model == "" {
+				model = "unknown"
+			}
+			c.Out().WriteString(session.ExitSummary(m, secs, model, c.String("binary")))
 			return nil
 		}, nil
 	}
-	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary")
+	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request")
 }
 
 func durationSeconds(s string) (uint64, error) {
@@ -142,4 +152,55 @@ func exportMarkdown(c *tool.Ctx, st *store.Store, m *session.Meta) error {
 
 func exportText(c *tool.Ctx, st *store.Store, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.ConversationText(c.Out(), &n.Msg) })
+}
+
+func exportHTML(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+	hw := format.NewHTMLWriter(c.Out())
+	if err := hw.Header(m); err != nil {
+		return err
+	}
+	if err := st.Path(m.ID, m.Head, hw.Message); err != nil {
+		return err
+	}
+	return hw.Footer()
+}
+
+// requestExporter checks the request flags and reads --tools before the
+// store is opened.
+func requestExporter(c *tool.Ctx) (exporter, error) {
+	opt := format.RequestOptions{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
+	if c.IsSet("temperature") {
+		t := c.Float64("temperature")
+		opt.Temperature = &t
+	}
+	if c.IsSet("tools") {
+		data, err := c.ReadFile(c.String("tools"))
+		if err != nil {
+			return nil, err
+		}
+		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsArray() {
+			return nil, tool.DataErrf("%s is not a JSON array of tool definitions", c.String("tools"))
+		}
+		opt.Tools = data
+	}
+	var build func(string, []session.Message, format.RequestOptions) []byte
+	switch c.String("provider") {
+	case "anthropic":
+		build = format.AnthropicRequest
+	case "openai":
+		build = format.OpenAIRequest
+	case "":
+		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
+	default:
+		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
+	}
+	return func(c *tool.Ctx, st *store.Store, m *session.Meta) error {
+		var msgs []session.Message
+		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
+			return err
+		}
+		c.Out().Write(build(m.SystemPrompt, msgs, opt))
+		c.Out().WriteByte('\n')
+		return nil
+	}, nil
 }

@@ -21,16 +21,27 @@ var spec = tool.Spec{
   text      "Role: text" lines, whycodes' conversation text
   info      the session's info, as the other commands print it
   summary   whycodes' exit summary (--model, --duration, --binary)
+  html      one self-contained page to read in a browser: no script,
+            no request, tool calls, results and thinking collapsible
+  request   a request body for --provider anthropic or openai, ready
+            for curl: the system prompt placed the provider's way,
+            tool calls paired with their results in the copy (a call
+            without a result gets an error result, a result without a
+            call is dropped); the stored transcript is not touched
 
 With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was.
 
 Exports read the store under a shared lock, so any number run side by side; nothing is printed until the store is closed.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info or summary"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html or request"},
 			&cli.BoolFlag{Name: "tree", Usage: "with jsonl: every node of the tree, not only the active path"},
 			&cli.StringFlag{Name: "blob", Usage: "print the tool output spilled as wc-blob:`SHA256`, byte for byte, instead of a format"},
-			&cli.StringFlag{Name: "model", Value: "unknown", Usage: "with summary: the `MODEL` label"},
+			&cli.StringFlag{Name: "model", Usage: "with summary: the `MODEL` label (default: unknown); with request: the model to ask"},
+			&cli.StringFlag{Name: "provider", Usage: "with request: the `API` to write the body for: anthropic or openai"},
+			&cli.StringFlag{Name: "tools", Usage: "with request: a JSON array of tool definitions in `FILE` ({name, description, parameters} or the provider's own form)"},
+			&cli.Uint64Flag{Name: "max-tokens", Usage: "with request: the reply's token limit `N` (anthropic: default 8192)"},
+			&cli.Float64Flag{Name: "temperature", Usage: "with request: the sampling temperature `T`"},
 			&cli.StringFlag{Name: "duration", Value: "0s", Usage: "with summary: how long the session ran, as a Go `DURATION` or seconds"},
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}
@@ -39,6 +50,7 @@ Exports read the store under a shared lock, so any number run side by side; noth
 		{Text: "Read a session as markdown:", Command: `wc-export 3f2a --format markdown | less`},
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
 		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
+		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
 	Action: export,
 }

@@ -14,18 +14,32 @@ var spec = tool.Spec{
 
 Without --import the session is empty: it has the project, the system prompt and a default title "<project>-<xx>", which the first user message replaces with a short title of its own unless --title set one.
 
-With --import, each FILE (or stdin when there is none, or "-") is a transcript to import as one new session. The native format is the share JSON of wc-export --format json and of whycodes: its messages become the active path, its branches become branches of the tree, and everything else (title, times, usage, cost) is kept; only the id is new. A bare JSON array of messages also imports.`,
+Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import, one or more sessions each; --import names its format, and FILE arguments alone mean --import auto, which tells the formats apart by their content:
+
+  native     the share JSON of wc-export --format json and of whycodes,
+             or a bare JSON array of messages
+  claude     a Claude Code session (~/.claude/projects/*/*.jsonl)
+  codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl)
+  opencode   the JSON of "opencode export"
+  openai     a Chat Completions request body or messages array
+  anthropic  a Messages API request body or messages array
+
+Imports keep the structure: tool calls and results stay paired blocks, thinking with its signatures and images are kept, source timestamps are kept, and provider usage is summed (Codex's repeated token_count snapshots counted once). A Claude Code file's uuid/parentUuid tree becomes the session's tree, so its rewinds become branches; split assistant records are merged, compaction summaries are marked as such, and sidechains are skipped unless --sidechains. Records that have no place in a session are counted in the output under "skipped", never dropped silently. A file with no user or assistant message is an error (status 65).
+
+A native share keeps everything (title, times, usage, cost, branches); only the id is new. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt `TEXT`, or @FILE to read it from FILE"},
 			&cli.StringFlag{Name: "title", Usage: "the session's `TITLE`; a title given here is never replaced automatically"},
-			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: native"},
+			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, openai or anthropic"},
+			&cli.BoolFlag{Name: "sidechains", Usage: "with a Claude Code file: import its sidechains (subagent runs) as sessions of their own"},
 		}
 	},
 	Examples: []tool.Example{
 		{Text: "Start a session for the current project and say something in it:",
 			Command: `wc-new --system "You are terse." | wc-append --role user --text "fix the login bug"`},
+		{Text: "Import every Claude Code session of a project:", Command: `wc-new ~/.claude/projects/-home-me-src-app/*.jsonl | jq -r '[.id[:8], .message_count, .title] | @tsv'`},
 		{Text: "Copy a session through its share JSON:",
 			Command: `wc-export 3f2a --format json | wc-new --import native`},
 	},

@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 
-	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
@@ -17,9 +17,9 @@ func newSession(c *tool.Ctx) error {
 	if c.IsSet("title") && session.SanitizeTitle(c.String("title")) == "" {
 		return tool.Usagef("--title is empty")
 	}
-	if !c.IsSet("import") {
-		if c.Args().Len() > 0 {
-			return tool.Usagef("unexpected argument %q", c.Args().First()).WithHint("FILE arguments need --import")
+	if !c.IsSet("import") && c.Args().Len() == 0 {
+		if c.Bool("sidechains") {
+			return tool.Usagef("--sidechains goes with --import")
 		}
 		project, err := c.ProjectDir()
 		if err != nil {
@@ -37,14 +37,17 @@ func newSession(c *tool.Ctx) error {
 }
 
 type importedSession struct {
-	meta  session.Meta
-	nodes []session.Node
+	meta     session.Meta
+	nodes    []session.Node
+	skipped  map[string]int
+	sourceID string
 }
 
 // readImports reads and converts every file before the store is touched.
 func readImports(c *tool.Ctx, system string) ([]importedSession, error) {
-	if kind := c.String("import"); kind != "native" {
-		return nil, tool.Usagef("unknown import format %q", kind).WithHint("formats: native")
+	kind, err := format.ParseKind(c.String("import"))
+	if err != nil {
+		return nil, tool.Usagef("unknown import format %q", c.String("import")).WithHint("formats: auto, native, claude, codex, opencode, openai, anthropic")
 	}
 	files := c.Args().Slice()
 	if len(files) == 0 {
@@ -63,24 +66,24 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, error) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, tool.DataErrf("%s is empty", name)
 		}
-		if !gjson.ValidBytes(data) {
-			return nil, tool.DataErrf("%s is not valid JSON", name)
-		}
-		sh, err := session.DecodeShare(data)
+		imported, err := format.Import(kind, data, format.Options{Sidechains: c.Bool("sidechains")})
 		if err != nil {
 			return nil, tool.DataErrf("%s: %v", name, err)
 		}
-		meta, nodes := session.FromShare(&sh, tool.NewID(), c.Now)
-		if c.IsSet("project") || meta.ProjectPath == "" {
-			if meta.ProjectPath, err = c.ProjectDir(); err != nil {
-				return nil, err
+		for i := range imported {
+			imp := &imported[i]
+			meta, nodes := session.FromShare(&imp.Share, tool.NewID(), c.Now)
+			if c.IsSet("project") || meta.ProjectPath == "" {
+				if meta.ProjectPath, err = c.ProjectDir(); err != nil {
+					return nil, err
+				}
 			}
+			if c.IsSet("system") {
+				meta.SetSystemPrompt(system)
+			}
+			meta.SetTitleManual(c.String("title"))
+			out = append(out, importedSession{meta: meta, nodes: nodes, skipped: imp.Skipped, sourceID: imp.SourceID})
 		}
-		if c.IsSet("system") {
-			meta.SetSystemPrompt(system)
-		}
-		meta.SetTitleManual(c.String("title"))
-		out = append(out, importedSession{meta: meta, nodes: nodes})
 	}
 	return out, nil
 }
@@ -94,7 +97,11 @@ func commit(c *tool.Ctx, sessions []importedSession) error {
 		if err := st.Commit(&sessions[i].meta, sessions[i].nodes); err != nil {
 			return err
 		}
-		if err := c.PrintJSON(sessions[i].meta.Info()); err != nil {
+		if err := c.PrintJSON(struct {
+			session.Info
+			SourceID string         `json:"source_id,omitempty"`
+			Skipped  map[string]int `json:"skipped,omitempty"`
+		}{sessions[i].meta.Info(), sessions[i].sourceID, sessions[i].skipped}); err != nil {
 			return err
 		}
 	}

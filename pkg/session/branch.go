@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // LabelMaxChars caps a tree row's label.
@@ -88,7 +89,7 @@ func validBranchName(name string) error {
 	if _, err := strconv.ParseUint(name, 10, 64); err == nil {
 		return branchErrorf("a branch name cannot be a number: %q", name)
 	}
-	if strings.ContainsAny(name, "\n\r\t") {
+	if strings.ContainsFunc(name, unicode.IsControl) {
 		return branchErrorf("a branch name cannot hold control characters")
 	}
 	return nil
@@ -249,14 +250,15 @@ func TreeRows(m *Meta, t *Tree) []TreeRow {
 }
 
 // turnEnd is the last node of a turn: down from its user message through
-// replies, preferring the active path, then the newest kept child.
+// replies, preferring the active path, then the newest kept child. On the
+// active path it stays there: the end is where the path leaves the turn.
 func turnEnd(t *Tree, turn uint64, onPath, kept map[uint64]bool) uint64 {
 	end := turn
 	for {
 		var pick uint64
 		for _, c := range t.Children(end) {
 			n := t.Node(c)
-			if !kept[c] || n.Msg.IsUserTurn() {
+			if !kept[c] || n.Msg.IsUserTurn() || (onPath[end] && !onPath[c]) {
 				continue
 			}
 			if onPath[c] || pick == 0 || (!onPath[pick] && c > pick) {
@@ -302,11 +304,23 @@ func KeptNodes(m *Meta, t *Tree) map[uint64]bool {
 			seq = n.Parent
 		}
 	}
-	mark(m.Head)
-	for _, b := range m.Branches {
-		mark(b.Seq)
+	for _, seq := range m.Roots() {
+		mark(seq)
 	}
 	return kept
+}
+
+// Roots are the nodes whose paths a session keeps: the head, every branch,
+// and the checkpoint a rewind returns to.
+func (m *Meta) Roots() []uint64 {
+	roots := []uint64{m.Head}
+	for _, b := range m.Branches {
+		roots = append(roots, b.Seq)
+	}
+	if m.Checkpoint != nil {
+		roots = append(roots, m.Checkpoint.Seq)
+	}
+	return roots
 }
 
 // NextBranchName is prefix followed by the first number no branch uses:
@@ -344,7 +358,9 @@ func readHead(r NodeReader, seq uint64) (*Node, error) {
 }
 
 // SwitchTo moves the head to a branch name or a node seq, keeping the path
-// left as a branch. It returns how many messages left the active path.
+// left as a branch. It returns how much shorter the active path got (0 when
+// it grew); an exact count of the messages that left it would need a walk
+// to where the two paths meet.
 func SwitchTo(m *Meta, r NodeReader, target string) (uint64, error) {
 	seq, err := m.BranchTarget(target)
 	if err != nil {

@@ -66,9 +66,8 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 			seq = parents[seq]
 		}
 	}
-	keep(m.Head)
-	for _, b := range m.Branches {
-		keep(b.Seq)
+	for _, seq := range m.Roots() {
+		keep(seq)
 	}
 	var garbage [][]byte
 	for seq := range parents {

@@ -1,0 +1,496 @@
+package format
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// Codex rollouts (reference/formats.md §2).
+//
+// Messages come from response_item lines only; event_msg lines repeat their
+// text and are used to tell the typed prompt from injected context, to find
+// turn boundaries and for usage. The items of one model step (reasoning,
+// assistant text, calls) become one assistant message; a turn_context line
+// or any input item ends the step. Developer messages become system-role
+// messages where they stand, and base_instructions the system prompt.
+// thread_rolled_back and compacted keep the old path as a branch.
+
+type cxBuilder struct {
+	l          linearPath
+	open       int // index of the assistant message items are added to; -1: none
+	lastAsst   int // index of the latest assistant message; -1: none
+	names      toolNames
+	skipped    skipCounter
+	span       timeSpan
+	prompts    map[string]int // typed prompts from user_message events, by key
+	hasEvents  bool
+	turnStarts []int
+	pending    bool // a task started; the next message opens the turn
+	model      string
+	turnID     string
+	prevTotal  string
+	total      gjson.Result
+	sessionID  string
+	cwd        string
+	system     string
+	src        jsonObject
+}
+
+func importCodex(data []byte) ([]Imported, error) {
+	b := &cxBuilder{open: -1, lastAsst: -1, names: toolNames{}, skipped: skipCounter{}, prompts: map[string]int{}}
+	var lines []gjson.Result
+	forEachLine(data, func(line []byte) {
+		if !gjson.ValidBytes(line) {
+			b.skipped.add("(not json)")
+			return
+		}
+		v := gjson.ParseBytes(line)
+		if !v.IsObject() || v.Get("type").Type != gjson.String {
+			b.skipped.add("(not a record)")
+			return
+		}
+		lines = append(lines, v)
+		if v.Get("type").Str == "event_msg" && v.Get("payload.type").Str == "user_message" {
+			b.hasEvents = true
+			if m := v.Get("payload.message"); m.Type == gjson.String {
+				b.prompts[promptKey(m.Str)]++
+			}
+		}
+	})
+	for _, v := range lines {
+		b.line(v)
+	}
+	var sh session.Share
+	b.l.share(&sh)
+	if !hasTurns(&sh) {
+		return nil, errNoMessages
+	}
+	m := &sh.Meta
+	m.ProjectPath = b.cwd
+	m.SystemPrompt = b.system
+	m.CreatedAt, m.UpdatedAt = b.span.first, b.span.last
+	if t := b.total; t.IsObject() {
+		// OpenAI counts cached input inside input; wc counts it apart.
+		in, cached := t.Get("input_tokens").Uint(), t.Get("cached_input_tokens").Uint()
+		cached = min(cached, in)
+		m.Usage = session.Usage{InputTokens: in - cached, OutputTokens: t.Get("output_tokens").Uint(), CacheReadInputTokens: u64(cached)}
+	}
+	m.Extra = append(m.Extra, importedFrom(KindCodex, b.sessionID, b.src))
+	return []Imported{{Share: sh, Skipped: b.skipped, SourceID: b.sessionID}}, nil
+}
+
+var redactedMarker = regexp.MustCompile(`^\[REDACTED_[A-Z_]+ (len=\d+ sha=[0-9a-f]+)\]$`)
+
+// promptKey compares a user item with a user_message event: equal text, or
+// the same redaction marker whatever its kind (TEXT in the item, MESSAGE in
+// the event).
+func promptKey(s string) string {
+	s = strings.TrimSpace(s)
+	if m := redactedMarker.FindStringSubmatch(s); m != nil {
+		return "\x00" + m[1]
+	}
+	return s
+}
+
+var codexContextPrefixes = []string{
+	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>",
+	"<collaboration_mode>", "<turn_aborted>", "<INSTRUCTIONS>",
+}
+
+func (b *cxBuilder) isPrompt(text string) bool {
+	if b.hasEvents {
+		k := promptKey(text)
+		if b.prompts[k] > 0 {
+			b.prompts[k]--
+			return true
+		}
+		return false
+	}
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range codexContextPrefixes {
+		if strings.HasPrefix(t, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *cxBuilder) line(v gjson.Result) {
+	ts := b.span.add(strVal(v.Get("timestamp")))
+	p := v.Get("payload")
+	switch typ := v.Get("type").Str; typ {
+	case "session_meta":
+		b.sessionMeta(p)
+	case "turn_context":
+		b.open = -1
+		if s := strVal(p.Get("model")); s != "" {
+			b.model = s
+		}
+		b.turnID = strVal(p.Get("turn_id"))
+		if c := strVal(p.Get("cwd")); c != "" && b.cwd == "" {
+			b.cwd = c
+		}
+	case "response_item":
+		b.item(p, ts)
+	case "event_msg":
+		b.event(p, ts)
+	case "compacted":
+		b.compacted(p, ts)
+	default:
+		b.skipped.add(typ)
+	}
+}
+
+func (b *cxBuilder) sessionMeta(p gjson.Result) {
+	// The first session_meta is this session's; later ones (a resumed or
+	// forked history) only fill what is missing.
+	first := b.sessionID == ""
+	if first {
+		b.sessionID = strVal(p.Get("id"))
+		if b.sessionID == "" {
+			b.sessionID = strVal(p.Get("session_id"))
+		}
+		b.src = objectOf(p, "id", "session_id", "timestamp", "cwd", "instructions", "base_instructions")
+	}
+	b.span.add(strVal(p.Get("timestamp")))
+	if c := strVal(p.Get("cwd")); c != "" && b.cwd == "" {
+		b.cwd = c
+	}
+	if b.system == "" {
+		b.system = strVal(p.Get("base_instructions.text"))
+		if b.system == "" {
+			b.system = strVal(p.Get("instructions"))
+		}
+	}
+}
+
+// add appends a message; a pending turn starts at it.
+func (b *cxBuilder) add(m session.Message) {
+	if b.pending {
+		b.turnStarts = append(b.turnStarts, len(b.l.msgs))
+		b.pending = false
+	}
+	b.l.add(m)
+}
+
+// block adds a block to the open assistant message, opening one if needed.
+func (b *cxBuilder) block(blk session.Block, ts string) {
+	if b.open < 0 {
+		m := session.Message{Role: session.RoleAssistant, Content: session.BlockContent(), CreatedAt: ts}
+		var o jsonObject
+		if b.model != "" {
+			o.strVal("model", b.model)
+		}
+		if b.turnID != "" {
+			o.strVal("turn_id", b.turnID)
+		}
+		if f, ok := o.field("codex"); ok {
+			m.Extra = append(m.Extra, f)
+		}
+		b.add(m)
+		b.open = len(b.l.msgs) - 1
+		b.lastAsst = b.open
+	}
+	m := &b.l.msgs[b.open]
+	m.Content.Blocks = append(m.Content.Blocks, blk)
+	if blk.Type == session.BlockToolUse && blk.ID != "" {
+		b.names[blk.ID] = blk.Name
+	}
+}
+
+func (b *cxBuilder) item(p gjson.Result, ts string) {
+	switch typ := strVal(p.Get("type")); typ {
+	case "message":
+		switch role := strVal(p.Get("role")); role {
+		case "assistant":
+			blocks := codexParts(p.Get("content"), b.skipped)
+			extra := fieldsOf(p, "type", "role", "content")
+			if len(blocks) > 0 {
+				blocks[0].Extra = append(blocks[0].Extra, extra...)
+			}
+			for _, blk := range blocks {
+				b.block(blk, ts)
+			}
+		case "user", "developer", "system":
+			b.open = -1
+			m := session.Message{Role: session.RoleUser, CreatedAt: ts, Content: codexContent(p.Get("content"), b.skipped)}
+			m.Extra = fieldsOf(p, "type", "role", "content")
+			if role == "user" {
+				if !b.isPrompt(contentText(&m.Content)) {
+					m.Kind = session.KindNote
+				}
+			} else {
+				m.Role = session.RoleSystem
+			}
+			b.add(m)
+		default:
+			b.skipped.add("response_item:message:" + role)
+		}
+	case "reasoning":
+		var summary []string
+		eachElem(p.Get("summary"), func(s gjson.Result) bool {
+			if t := s.Get("text"); t.Type == gjson.String {
+				summary = append(summary, t.Str)
+			}
+			return true
+		})
+		except := []string{"type", "summary"}
+		if p.Get("content").Type == gjson.Null {
+			except = append(except, "content")
+		}
+		b.block(session.Block{Type: session.BlockThinking, Text: strings.Join(summary, "\n\n"), Extra: fieldsOf(p, except...)}, ts)
+	case "function_call", "custom_tool_call", "local_shell_call":
+		blk := session.Block{Type: session.BlockToolUse, ID: strVal(p.Get("call_id")), Name: strVal(p.Get("name"))}
+		switch typ {
+		case "function_call":
+			blk.Input = toolInput(p.Get("arguments"))
+			blk.Extra = fieldsOf(p, "type", "call_id", "name", "arguments")
+		case "custom_tool_call":
+			blk.Input = toolInput(p.Get("input"))
+			blk.Extra = append(fieldsOf(p, "type", "call_id", "name", "input"), session.Field{Key: "item_type", Value: jsonString(typ)})
+		default:
+			if blk.Name == "" {
+				blk.Name = "local_shell"
+			}
+			blk.Input = toolInput(p.Get("action"))
+			blk.Extra = append(fieldsOf(p, "type", "call_id", "name", "action"), session.Field{Key: "item_type", Value: jsonString(typ)})
+		}
+		if blk.ID == "" {
+			blk.ID = strVal(p.Get("id"))
+		}
+		b.block(blk, ts)
+	case "function_call_output", "custom_tool_call_output":
+		b.open = -1
+		id := strVal(p.Get("call_id"))
+		m := session.Message{Role: session.RoleTool, ToolCallID: id, Name: b.names[id], CreatedAt: ts}
+		out := p.Get("output")
+		switch {
+		case out.Type == gjson.String:
+			m.Content = session.TextContent(out.Str)
+		case out.IsArray():
+			m.Content = codexContent(out, b.skipped)
+		case out.IsObject() && out.Get("content").Type == gjson.String:
+			m.Content = session.TextContent(out.Get("content").Str)
+			m.IsError = out.Get("success").Type == gjson.False
+		case out.Exists():
+			m.Content = session.TextContent(out.Raw)
+		}
+		m.Extra = fieldsOf(p, "type", "call_id", "output")
+		if typ != "function_call_output" {
+			m.Extra = append(m.Extra, session.Field{Key: "item_type", Value: jsonString(typ)})
+		}
+		b.add(m)
+	default:
+		if strings.HasSuffix(typ, "_call") { // server-side tools: kept whole
+			b.block(session.Block{Type: typ, Raw: compactJSON(p.Raw)}, ts)
+			return
+		}
+		b.skipped.add("response_item:" + typ)
+	}
+}
+
+// toolInput is a call's input: parsed JSON, {} for nothing, or the text as
+// a JSON string when it does not parse (as in the redacted fixtures).
+func toolInput(v gjson.Result) []byte {
+	switch {
+	case !v.Exists() || v.Type == gjson.Null:
+		return []byte("{}")
+	case v.Type == gjson.String && strings.TrimSpace(v.Str) == "":
+		return []byte("{}")
+	case v.Type == gjson.String && gjson.Valid(v.Str):
+		return compactJSON(v.Str)
+	case v.Type == gjson.String:
+		return jsonString(v.Str)
+	}
+	return compactJSON(v.Raw)
+}
+
+// codexParts maps Responses API content parts to blocks.
+func codexParts(list gjson.Result, skipped skipCounter) []session.Block {
+	var out []session.Block
+	if list.Type == gjson.String {
+		return []session.Block{{Type: session.BlockText, Text: list.Str}}
+	}
+	eachElem(list, func(part gjson.Result) bool {
+		t := strVal(part.Get("type"))
+		switch {
+		case part.Type == gjson.String:
+			out = append(out, session.Block{Type: session.BlockText, Text: part.Str})
+		case (t == "input_text" || t == "output_text" || t == "text") && part.Get("text").Type == gjson.String:
+			// input_text or output_text: the role says which
+			out = append(out, session.Block{Type: session.BlockText, Text: part.Get("text").Str, Extra: fieldsOf(part, "type", "text")})
+		case t == "input_image":
+			if blk, ok := imageFromURL(strVal(part.Get("image_url"))); ok {
+				blk.Extra = fieldsOf(part, "type", "image_url")
+				out = append(out, blk)
+				return true
+			}
+			fallthrough
+		default: // other part types (refusal, input_file, …): kept whole
+			out = append(out, decodeBlocks(gjson.Parse("["+part.Raw+"]"), skipped)...)
+		}
+		return true
+	})
+	return out
+}
+
+// codexContent is the content of an input message: plain text when it is
+// one text part, blocks otherwise.
+func codexContent(list gjson.Result, skipped skipCounter) session.Content {
+	blocks := codexParts(list, skipped)
+	if len(blocks) == 1 && blocks[0].Type == session.BlockText && len(blocks[0].Extra) == 0 {
+		return session.TextContent(blocks[0].Text)
+	}
+	if blocks == nil {
+		blocks = []session.Block{}
+	}
+	return session.BlockContent(blocks...)
+}
+
+// imageFromURL makes an image block from a data: or http(s) URL.
+func imageFromURL(url string) (session.Block, bool) {
+	if url == "" {
+		return session.Block{}, false
+	}
+	var src jsonObject
+	if rest, ok := strings.CutPrefix(url, "data:"); ok {
+		head, data, ok := strings.Cut(rest, ",")
+		media, isB64 := strings.CutSuffix(head, ";base64")
+		if !ok || !isB64 {
+			return session.Block{}, false
+		}
+		src.strVal("type", "base64")
+		src.strVal("media_type", media)
+		src.strVal("data", data)
+	} else {
+		src.strVal("type", "url")
+		src.strVal("url", url)
+	}
+	return session.Block{Type: session.BlockImage, Source: src.done()}, true
+}
+
+func (b *cxBuilder) event(p gjson.Result, ts string) {
+	switch typ := strVal(p.Get("type")); typ {
+	case "token_count":
+		total := p.Get("info.total_token_usage")
+		if !total.IsObject() {
+			return // the first snapshot carries rate limits only
+		}
+		raw := string(compactJSON(total.Raw))
+		if raw == b.prevTotal {
+			return // the same cumulative snapshot, written again
+		}
+		b.prevTotal, b.total = raw, total
+		if last := p.Get("info.last_token_usage"); last.IsObject() && b.lastAsst >= 0 && b.lastAsst < len(b.l.msgs) {
+			m := &b.l.msgs[b.lastAsst]
+			m.Extra = addMember(m.Extra, "codex", "usage", last.Raw)
+		}
+	case "user_message":
+		// used to find the typed prompts
+	case "task_started":
+		b.open = -1
+		b.pending = true
+	case "thread_rolled_back":
+		b.rollback(int(p.Get("num_turns").Int()))
+	default:
+		b.skipped.add("event_msg:" + typ)
+	}
+}
+
+// rollback takes the last n turns off the active path and keeps the path
+// before it as a branch.
+func (b *cxBuilder) rollback(n int) {
+	b.open = -1
+	if n <= 0 || len(b.turnStarts) == 0 {
+		return
+	}
+	n = min(n, len(b.turnStarts))
+	cut := b.turnStarts[len(b.turnStarts)-n]
+	b.l.stash()
+	b.l.msgs = append([]session.Message(nil), b.l.msgs[:cut]...)
+	b.turnStarts = b.turnStarts[:len(b.turnStarts)-n]
+	if b.lastAsst >= cut {
+		b.lastAsst = -1
+	}
+}
+
+// compacted replaces the active path: with replacement_history when the
+// line has it, otherwise with what Codex rebuilds (the context before the
+// first turn, the typed prompts, and the summary). The old path stays as a
+// branch.
+func (b *cxBuilder) compacted(p gjson.Result, ts string) {
+	b.open = -1
+	old := b.l.msgs
+	b.l.stash()
+	b.l.msgs = nil
+	b.lastAsst = -1
+	summary := strVal(p.Get("message"))
+	if hist := p.Get("replacement_history"); hist.IsArray() {
+		eachElem(hist, func(item gjson.Result) bool {
+			b.item(item, ts)
+			return true
+		})
+		b.open = -1
+		marked := summary == ""
+		for i := range b.l.msgs {
+			m := &b.l.msgs[i]
+			if !marked && m.Role == session.RoleUser && strings.Contains(contentText(&m.Content), summary) {
+				m.Kind, marked = session.KindSummary, true
+			}
+		}
+		if !marked {
+			b.l.add(session.Message{Role: session.RoleUser, Kind: session.KindSummary, Content: session.TextContent(summary), CreatedAt: ts})
+		}
+	} else {
+		first := len(old)
+		if len(b.turnStarts) > 0 {
+			first = b.turnStarts[0]
+		}
+		b.l.msgs = append(b.l.msgs, old[:first]...)
+		for _, m := range old[first:] {
+			if m.Role == session.RoleUser && m.Kind == session.KindNone {
+				b.l.msgs = append(b.l.msgs, m)
+			}
+		}
+		b.l.add(session.Message{Role: session.RoleUser, Kind: session.KindSummary, Content: session.TextContent(summary), CreatedAt: ts})
+	}
+	b.turnStarts = nil
+	b.pending = false
+}
+
+// addMember sets key in the object member name of extra (creating it).
+// An existing key becomes an array of its values.
+func addMember(extra []session.Field, name, key, raw string) []session.Field {
+	for i := range extra {
+		if extra[i].Key != name {
+			continue
+		}
+		var o jsonObject
+		done := false
+		gjson.ParseBytes(extra[i].Value).ForEach(func(k, v gjson.Result) bool {
+			if k.Str == key {
+				vals := "[" + v.Raw + "," + raw + "]"
+				if v.IsArray() {
+					vals = v.Raw[:len(v.Raw)-1] + "," + raw + "]"
+				}
+				o.raw(k.Str, vals)
+				done = true
+				return true
+			}
+			o.raw(k.Str, v.Raw)
+			return true
+		})
+		if !done {
+			o.raw(key, raw)
+		}
+		extra[i].Value = o.done()
+		return extra
+	}
+	var o jsonObject
+	o.raw(key, raw)
+	f, _ := o.field(name)
+	return append(extra, f)
+}

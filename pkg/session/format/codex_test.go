@@ -1,0 +1,233 @@
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// cx writes one rollout line.
+func cx(typ string, payload map[string]any) string {
+	b, err := json.Marshal(map[string]any{"timestamp": "2026-02-23T12:00:00.000Z", "type": typ, "payload": payload})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func cxMsg(role, text string) string {
+	part := "input_text"
+	if role == "assistant" {
+		part = "output_text"
+	}
+	return cx("response_item", map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": part, "text": text}}})
+}
+
+func cxCall(id, args string) string {
+	return cx("response_item", map[string]any{"type": "function_call", "name": "exec_command", "arguments": args, "call_id": id})
+}
+
+func cxOut(id, out string) string {
+	return cx("response_item", map[string]any{"type": "function_call_output", "call_id": id, "output": out})
+}
+
+func cxEvent(typ string, fields map[string]any) string {
+	p := map[string]any{"type": typ}
+	for k, v := range fields {
+		p[k] = v
+	}
+	return cx("event_msg", p)
+}
+
+func cxTokens(in, cached, out int) string {
+	u := map[string]any{"input_tokens": in, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": 0, "total_tokens": in + out}
+	return cxEvent("token_count", map[string]any{"info": map[string]any{"total_token_usage": u, "last_token_usage": u}})
+}
+
+func cxTurn(prompt string) []string {
+	return []string{
+		cxEvent("task_started", map[string]any{"turn_id": "t-" + prompt}),
+		cxMsg("user", prompt),
+		cxEvent("user_message", map[string]any{"message": prompt}),
+		cx("turn_context", map[string]any{"turn_id": "t-" + prompt, "model": "gpt-test"}),
+	}
+}
+
+func TestCodexSteps(t *testing.T) {
+	var lines []string
+	lines = append(lines,
+		cx("session_meta", map[string]any{"id": "th-1", "timestamp": "2026-02-23T11:59:00.000Z", "cwd": "/repo", "base_instructions": map[string]any{"text": "be terse"}, "cli_version": "0.1"}),
+		cxMsg("developer", "sandbox rules"),
+		cxMsg("user", "<environment_context>cwd</environment_context>"),
+	)
+	lines = append(lines, cxTurn("fix it")...)
+	lines = append(lines,
+		cx("response_item", map[string]any{"type": "reasoning", "summary": []any{map[string]any{"type": "summary_text", "text": "plan"}}, "content": nil, "encrypted_content": "ENC"}),
+		cx("response_item", map[string]any{"type": "message", "role": "assistant", "phase": "commentary", "content": []any{map[string]any{"type": "output_text", "text": "checking"}}}),
+		cxCall("c1", `{"cmd":"ls"}`),
+		cxCall("c2", `not json`),
+		cxEvent("token_count", map[string]any{"info": nil}),
+		cxTokens(100, 40, 10),
+		cxOut("c1", "a.go"),
+		cxOut("c2", "b.go"),
+		cx("turn_context", map[string]any{"turn_id": "t-fix it", "model": "gpt-test"}),
+		cxTokens(100, 40, 10), // repeated snapshot
+		cxMsg("assistant", "done"),
+		cxEvent("agent_message", map[string]any{"message": "done"}),
+		cxTokens(250, 140, 30),
+		cxEvent("task_complete", nil),
+		cx("response_item", map[string]any{"type": "ghost_snapshot"}),
+		`not json at all`,
+	)
+	imp := importOne(t, KindCodex, jsonl(lines...), Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{
+		"system:sandbox rules", "user/note:<environment_context>cwd</environment_context>", "user:fix it",
+		"assistant:[thinking]|checking|call c1|call c2", "tool:c1=a.go", "tool:c2=b.go", "assistant:done",
+	})
+	meta := imp.Share.Meta
+	equal(t, "system prompt", meta.SystemPrompt, "be terse")
+	equal(t, "project", meta.ProjectPath, "/repo")
+	equal(t, "source id", imp.SourceID, "th-1")
+	equal(t, "created", meta.CreatedAt, "2026-02-23T11:59:00.000Z")
+	u := meta.Usage
+	if u.InputTokens != 110 || *u.CacheReadInputTokens != 140 || u.OutputTokens != 30 || u.Total() != 280 {
+		t.Errorf("usage %+v: want the last total, cached input apart", u)
+	}
+	equal(t, "skipped", imp.Skipped, map[string]int{
+		"event_msg:agent_message": 1, "event_msg:task_complete": 1, "response_item:ghost_snapshot": 1, "(not json)": 1,
+	})
+	a := imp.Share.Messages[3]
+	th := a.Content.Blocks[0]
+	if th.Text != "plan" || string(fieldValue(th.Extra, "encrypted_content")) != `"ENC"` || fieldValue(th.Extra, "content") != nil {
+		t.Errorf("reasoning block %s", a.AppendJSON(nil))
+	}
+	equal(t, "phase", string(fieldValue(a.Content.Blocks[1].Extra, "phase")), `"commentary"`)
+	equal(t, "parsed input", string(a.Content.Blocks[2].Input), `{"cmd":"ls"}`)
+	equal(t, "unparsed input", string(a.Content.Blocks[3].Input), `"not json"`)
+	equal(t, "step usage", gjson.GetBytes(fieldValue(a.Extra, "codex"), "usage.input_tokens").Int(), int64(100))
+	equal(t, "model", gjson.GetBytes(fieldValue(a.Extra, "codex"), "model").Str, "gpt-test")
+	if m := imp.Share.Messages[4]; m.Name != "exec_command" || m.ToolCallID != "c1" {
+		t.Errorf("tool message %+v", m)
+	}
+}
+
+// thread_rolled_back takes turns off the active path; they stay a branch.
+func TestCodexRollback(t *testing.T) {
+	var lines []string
+	lines = append(lines, cx("session_meta", map[string]any{"id": "th-2"}))
+	lines = append(lines, cxTurn("one")...)
+	lines = append(lines, cxMsg("assistant", "first"))
+	lines = append(lines, cxTurn("two")...)
+	lines = append(lines, cxMsg("assistant", "second"))
+	lines = append(lines, cxEvent("thread_rolled_back", map[string]any{"num_turns": 1}))
+	lines = append(lines, cxTurn("three")...)
+	lines = append(lines, cxMsg("assistant", "third"))
+	imp := importOne(t, KindCodex, jsonl(lines...), Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{"user:one", "assistant:first", "user:three", "assistant:third"})
+	equal(t, "branches", branchTexts(&imp.Share), [][]string{{"user:one", "assistant:first", "user:two", "assistant:second"}})
+	_, nodes := session.FromShare(&imp.Share, testID(0), t0)
+	equal(t, "nodes", len(nodes), 6)
+}
+
+// compacted replaces the active path; the old one stays as a branch.
+func TestCodexCompacted(t *testing.T) {
+	var lines []string
+	lines = append(lines, cxMsg("developer", "rules"))
+	lines = append(lines, cxTurn("one")...)
+	lines = append(lines, cxMsg("assistant", "first"))
+	t.Run("replacement history", func(t *testing.T) {
+		l := append(append([]string(nil), lines...),
+			cx("compacted", map[string]any{"message": "SUMMARY", "replacement_history": []any{
+				map[string]any{"type": "message", "role": "developer", "content": []any{map[string]any{"type": "input_text", "text": "rules"}}},
+				map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "prefix SUMMARY"}}},
+			}}),
+			cxMsg("assistant", "after"))
+		imp := importOne(t, KindCodex, jsonl(l...), Options{})
+		equal(t, "path", texts(imp.Share.Messages), []string{"system:rules", "user/summary:prefix SUMMARY", "assistant:after"})
+		equal(t, "branches", branchTexts(&imp.Share), [][]string{{"system:rules", "user:one", "assistant:first"}})
+	})
+	t.Run("summary only", func(t *testing.T) {
+		l := append(append([]string(nil), lines...), cx("compacted", map[string]any{"message": "SUMMARY"}), cxMsg("assistant", "after"))
+		imp := importOne(t, KindCodex, jsonl(l...), Options{})
+		equal(t, "path", texts(imp.Share.Messages), []string{"system:rules", "user:one", "user/summary:SUMMARY", "assistant:after"})
+		equal(t, "branches", len(imp.Share.Branches), 1)
+	})
+}
+
+// The fixtures README's final totals, and its turn structure.
+func TestCodexFixtureFacts(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "codex")
+	cases := []struct {
+		name                           string
+		input, cached, output, total   uint64
+		assistant, tools, calls, typed int
+	}{
+		{"rollout-a.jsonl", 1751428, 1651968, 14600, 1766028, 28, 118, 118, 1},
+		{"rollout-b.jsonl", 34469, 3456, 431, 34900, 1, 0, 1, 1},
+		{"rollout-c.jsonl", 298373, 238848, 1123, 299496, 6, 5, 5, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			imp := importOne(t, KindCodex, readFile(t, filepath.Join(dir, c.name)), Options{})
+			u := imp.Share.Meta.Usage
+			got := []uint64{u.InputTokens + *u.CacheReadInputTokens, *u.CacheReadInputTokens, u.OutputTokens, u.Total()}
+			equal(t, "usage", got, []uint64{c.input, c.cached, c.output, c.total})
+			var assistant, tools, calls, typed int
+			for _, m := range imp.Share.Messages {
+				switch {
+				case m.Role == session.RoleAssistant:
+					assistant++
+				case m.Role == session.RoleTool:
+					tools++
+					if m.Name == "" {
+						t.Errorf("tool message %s without a name", m.ToolCallID)
+					}
+				case m.IsUserTurn():
+					typed++
+				}
+				for _, b := range m.Content.Blocks {
+					if b.Type == session.BlockToolUse {
+						calls++
+					}
+				}
+			}
+			equal(t, "assistant/tools/calls/typed", []int{assistant, tools, calls, typed}, []int{c.assistant, c.tools, c.calls, c.typed})
+		})
+	}
+}
+
+func TestCodexErrors(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"events only": jsonl(cx("session_meta", map[string]any{"id": "x"}), cxEvent("task_started", nil), cxTokens(1, 0, 1)),
+		"garbage":     []byte("{\n[\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Import(KindCodex, data, Options{}); err == nil || !isInvalid(err) {
+				t.Fatalf("err = %v, want an InvalidError", err)
+			}
+		})
+	}
+}
+
+func ExampleImport() {
+	rollout := jsonl(
+		cx("session_meta", map[string]any{"id": "th-9", "cwd": "/repo"}),
+		cxMsg("user", "hi"),
+		cxMsg("assistant", "hello"),
+	)
+	imps, err := Import(KindAuto, rollout, Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range imps[0].Share.Messages {
+		fmt.Println(m.Role, contentText(&m.Content))
+	}
+	// Output:
+	// user hi
+	// assistant hello
+}
