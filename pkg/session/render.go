@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // RoleLabel is the capitalised role used by transcripts and exports.
@@ -67,6 +68,11 @@ func (mw *MarkdownWriter) Message(m *Message) error {
 	b := mw.buf[:0]
 	b = append(b, "### "...)
 	b = append(b, RoleLabel(m.Role)...)
+	if m.Kind != KindNone { // a note or summary is not what its role says
+		b = append(b, " ("...)
+		b = append(b, m.Kind...)
+		b = append(b, ')')
+	}
 	b = append(b, "\n\n"...)
 	if !m.Content.IsBlocks {
 		if m.Role == RoleTool {
@@ -89,11 +95,43 @@ func (mw *MarkdownWriter) Message(m *Message) error {
 }
 
 func (mw *MarkdownWriter) flush(b []byte) error {
-	mw.buf = b
+	mw.buf = b[:0]
+	if hasControls(b) {
+		b = appendVisibleControls(nil, b)
+	}
 	if mw.err == nil {
 		_, mw.err = mw.w.Write(b)
 	}
 	return mw.err
+}
+
+func hasControls(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f || c == 0xc2 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendVisibleControls copies src, turning control characters other than
+// tab and newlines into their visible pictures (ESC becomes ␛), so that a
+// transcript's terminal escapes cannot act on the terminal of whoever reads
+// the export.
+func appendVisibleControls(dst, src []byte) []byte {
+	for _, r := range string(src) {
+		switch {
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r':
+			dst = utf8.AppendRune(dst, 0x2400+r)
+		case r == 0x7f:
+			dst = utf8.AppendRune(dst, 0x2421)
+		case r >= 0x80 && r < 0xa0: // C1 controls
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		default:
+			dst = utf8.AppendRune(dst, r)
+		}
+	}
+	return dst
 }
 
 func resultInfo(isError bool) string {
