@@ -263,37 +263,63 @@ func anthropicPart(b *session.Block) json.RawMessage {
 	return append(p, '}')
 }
 
-// anthropicTools accepts whycodes' ToolDefinition (parameters) or
-// Anthropic's own (input_schema).
-func anthropicTools(tools json.RawMessage) []byte {
+// toolDef is one tool definition, from whycodes' ToolDefinition
+// ({name, description, parameters}) or either provider's own form.
+type toolDef struct {
+	name, description string
+	hasDescription    bool
+	schema            string // raw JSON Schema
+}
+
+func readTools(tools json.RawMessage) []toolDef {
+	var out []toolDef
+	gjson.ParseBytes(tools).ForEach(func(_, t gjson.Result) bool {
+		if f := t.Get("function"); f.IsObject() { // OpenAI's wrapper
+			t = f
+		}
+		d := toolDef{name: t.Get("name").String(), schema: `{"type":"object"}`}
+		if desc := t.Get("description"); desc.Exists() {
+			d.description, d.hasDescription = desc.String(), true
+		}
+		for _, key := range []string{"parameters", "input_schema"} {
+			if v := t.Get(key); v.Exists() {
+				d.schema = v.Raw
+				break
+			}
+		}
+		out = append(out, d)
+		return true
+	})
+	return out
+}
+
+// appendTools writes tool definitions, each opened by open and closed by
+// close, with the schema under schemaKey.
+func appendTools(tools json.RawMessage, open, schemaKey, close string) []byte {
 	if len(tools) == 0 {
 		return nil
 	}
 	b := []byte{'['}
-	first := true
-	gjson.ParseBytes(tools).ForEach(func(_, t gjson.Result) bool {
-		if !first {
+	for i, d := range readTools(tools) {
+		if i > 0 {
 			b = append(b, ',')
 		}
-		first = false
-		if t.Get("input_schema").Exists() {
-			b = append(b, t.Raw...)
-			return true
+		b = append(append(b, open...), quote(d.name)...)
+		if d.hasDescription {
+			b = append(append(b, `,"description":`...), quote(d.description)...)
 		}
-		b = append(b, `{"name":`...)
-		b = append(b, quote(t.Get("name").String())...)
-		if d := t.Get("description"); d.Exists() {
-			b = append(append(b, `,"description":`...), quote(d.String())...)
-		}
-		schema := t.Get("parameters").Raw
-		if schema == "" {
-			schema = `{"type":"object"}`
-		}
-		b = append(append(b, `,"input_schema":`...), schema...)
-		b = append(b, '}')
-		return true
-	})
+		b = append(append(append(b, ',', '"'), schemaKey...), '"', ':')
+		b = append(append(b, d.schema...), close...)
+	}
 	return append(b, ']')
+}
+
+func anthropicTools(tools json.RawMessage) []byte {
+	return appendTools(tools, `{"name":`, "input_schema", "}")
+}
+
+func openAITools(tools json.RawMessage) []byte {
+	return appendTools(tools, `{"type":"function","function":{"name":`, "parameters", "}}")
 }
 
 // OpenAIRequest builds a chat completions body: the system prompt as the
@@ -445,40 +471,6 @@ func OpenAIRequest(system string, msgs []session.Message, opt RequestOptions) []
 	}
 	b = append(b, "]}"...)
 	return fixLeadingComma(b)
-}
-
-func openAITools(tools json.RawMessage) []byte {
-	if len(tools) == 0 {
-		return nil
-	}
-	b := []byte{'['}
-	first := true
-	gjson.ParseBytes(tools).ForEach(func(_, t gjson.Result) bool {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		if t.Get("function").Exists() {
-			b = append(b, t.Raw...)
-			return true
-		}
-		b = append(b, `{"type":"function","function":{"name":`...)
-		b = append(b, quote(t.Get("name").String())...)
-		if d := t.Get("description"); d.Exists() {
-			b = append(append(b, `,"description":`...), quote(d.String())...)
-		}
-		schema := t.Get("parameters").Raw
-		if schema == "" {
-			schema = t.Get("input_schema").Raw
-		}
-		if schema == "" {
-			schema = `{"type":"object"}`
-		}
-		b = append(append(b, `,"parameters":`...), schema...)
-		b = append(b, "}}"...)
-		return true
-	})
-	return append(b, ']')
 }
 
 func imageURL(source json.RawMessage) string {
