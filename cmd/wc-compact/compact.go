@@ -61,7 +61,7 @@ func compact(c *tool.Ctx) error {
 	failed := 0
 	for i, id := range ids {
 		if c.Context.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d sessions", i, len(ids))
+			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
 		}
 		if err := compactOne(c, st, id, p); err != nil {
 			if p.print {

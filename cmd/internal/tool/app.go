@@ -121,9 +121,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 				err = cerr
 			}
 		}
-		if err == nil && ctx.Err() != nil {
-			err = errors.New("interrupted")
-		}
+		// A signal only stops batch loops, which check the context between
+		// items; work that completed is printed, so that what was committed
+		// is never reported as failed.
 		return err
 	}
 	err := app.RunContext(ctx, reorderArgs(args, app.Flags))

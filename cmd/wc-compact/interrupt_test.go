@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/cmd/internal/tooltest"
+)
+
+// TestInterruptedBatch sends SIGINT during a batch: the sessions it
+// finished are printed, the others are untouched, and it says where it
+// stopped. Where the signal lands varies; the invariant does not.
+func TestInterruptedBatch(t *testing.T) {
+	bin := tooltest.Binaries(t)
+	store := filepath.Join(t.TempDir(), "store")
+	env := append(os.Environ(), "WC_STORE="+store)
+	// 300 sessions from one wc-new, so the batch outlasts the signal's delay.
+	var msgs []string
+	body := strings.Repeat("z", 3000)
+	for i := 0; i < 12; i++ {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"q%d"}`, i),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"tooluse","id":"t%d","name":"bash","input":{}}]}`, i),
+			fmt.Sprintf(`{"role":"tool","tool_call_id":"t%d","content":"%s"}`, i, body))
+	}
+	share := []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
+	dir := t.TempDir()
+	args := []string{"--import", "native"}
+	for i := 0; i < 300; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		if err := os.WriteFile(f, share, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, f)
+	}
+	create := exec.Command(filepath.Join(bin, "wc-new"), args...)
+	create.Env = env
+	out, err := create.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		ids = append(ids, gjson.Get(line, "id").Str)
+	}
+	cmd := exec.Command(filepath.Join(bin, "wc-compact"), "--all", "--max-tokens", "2000")
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond) // to land the signal somewhere in the batch, not to assert a duration
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if stdout.Len() == 0 {
+		lines = nil
+	}
+	if err == nil {
+		if len(lines) != len(ids) {
+			t.Fatalf("finished with %d lines for %d sessions", len(lines), len(ids))
+		}
+	} else {
+		want := fmt.Sprintf("wc-compact: interrupted after %d of %d sessions\n", len(lines), len(ids))
+		if stderr.String() != want {
+			t.Fatalf("stderr %q, want %q", stderr.String(), want)
+		}
+	}
+	printed := map[string]bool{}
+	for _, l := range lines {
+		printed[gjson.Get(l, "id").Str] = true
+	}
+	for _, id := range ids {
+		info := exec.Command(filepath.Join(bin, "wc-export"), id, "--format", "info")
+		info.Env = env
+		out, err := info.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compacted := gjson.GetBytes(out, "branches").Int() == 1
+		if compacted != printed[id] {
+			t.Errorf("session %s: compacted %v, printed %v", id, compacted, printed[id])
+		}
+	}
+	t.Logf("signal landed after %d of %d sessions", len(lines), len(ids))
+}
