@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
@@ -214,19 +215,7 @@ type outcomeLine struct {
 // apply runs the requested steps over a copy of the active path.
 func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put func(string) string) ([]session.Message, session.CompactOutcome, error) {
 	out := session.CompactOutcome{TokensBefore: session.PathTokens(m.SystemPrompt, msgs), MessagesBefore: uint64(len(msgs))}
-	next := append([]session.Message(nil), msgs...)
-	if p.truncate {
-		session.TruncateToolResults(next)
-	}
-	if p.prune {
-		session.PruneToolResults(next)
-	}
-	if p.shake {
-		session.ShakeToolResults(next)
-	}
-	if p.spill {
-		session.SpillToolResults(next, put)
-	}
+	next := prepare(msgs, p, put)
 	var step session.CompactOutcome
 	switch {
 	case p.maxTokens > 0:
@@ -248,16 +237,47 @@ func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put fu
 	case p.summary != nil:
 		next, step = session.SummarizePrefix(m.SystemPrompt, next, *p.summary, c.Now)
 	}
-	out.DroppedTranscript = step.DroppedTranscript
-	if p.dropped && len(out.DroppedTranscript) > p.maxChars {
-		out.DroppedTranscript = out.DroppedTranscript[:p.maxChars]
-	}
+	out.DroppedTranscript = cutAtRune(step.DroppedTranscript, p.maxChars)
 	out.TokensAfter, out.MessagesAfter = session.PathTokens(m.SystemPrompt, next), uint64(len(next))
 	return next, out, nil
 }
 
-// transcriptToPrint is the text the same flags with --summary would replace.
+// prepare runs the capping and spilling steps over a copy of msgs.
+func prepare(msgs []session.Message, p *plan, put func(string) string) []session.Message {
+	next := append([]session.Message(nil), msgs...)
+	if p.truncate {
+		session.TruncateToolResults(next)
+	}
+	if p.prune {
+		session.PruneToolResults(next)
+	}
+	if p.shake {
+		session.ShakeToolResults(next)
+	}
+	if p.spill {
+		session.SpillToolResults(next, put)
+	}
+	return next
+}
+
+// cutAtRune keeps at most n bytes of s without splitting a character.
+func cutAtRune(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// transcriptToPrint is the text the same flags with --summary would replace:
+// the same capping and spilling steps run first, so both see one path.
 func transcriptToPrint(m *session.Meta, msgs []session.Message, p *plan) string {
+	msgs = prepare(msgs, p, func(body string) string {
+		sum := sha256.Sum256([]byte(body))
+		return hex.EncodeToString(sum[:])
+	})
 	switch {
 	case p.full || p.fullReplace:
 		return session.TranscriptForFullSummary(msgs, p.maxChars)

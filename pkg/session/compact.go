@@ -57,11 +57,13 @@ func PathTokens(system string, msgs []Message) uint64 {
 	return t
 }
 
-// capBody caps one text field to max chars and reports a change by byte
-// length, as whycodes counts edits.
+// capBody caps one text field to max chars and reports whether it changed.
+// A cut whose notice has as many chars as it removes, or more, is not made:
+// a cap pass never grows a path (whycodes makes it, and counts it only when
+// the byte length changed).
 func capBody(s *string, max int) int {
-	out, _ := CapToolText(*s, max)
-	if len(out) == len(*s) {
+	out, cut := CapToolText(*s, max)
+	if !cut || utf8.RuneCountInString(out) >= utf8.RuneCountInString(*s) {
 		return 0
 	}
 	*s = out
@@ -253,7 +255,7 @@ func SummarizeTrimmed(prefix []Message) string {
 			if !m.IsUserTurn() {
 				break
 			}
-			if text, ok := m.AsText(); ok {
+			if text, ok := turnText(m); ok {
 				if goal := goalLine(text); goal != "" {
 					addUnique(&goals, goal, summaryGoalsMax)
 				}
@@ -287,6 +289,16 @@ func SummarizeTrimmed(prefix []Message) string {
 	return b.String()
 }
 
+// turnText is the user's own text in a turn: AsText, past a summary that
+// rides on the turn.
+func turnText(m *Message) (string, bool) {
+	if hasLeadingSummary(m) {
+		rest := Message{Content: BlockContent(m.Content.Blocks[1:]...)}
+		return rest.AsText()
+	}
+	return m.AsText()
+}
+
 func goalLine(text string) string {
 	for l := range strings.Lines(text) {
 		l = strings.TrimSpace(l)
@@ -316,8 +328,9 @@ func mentionedPaths(m *Message) []string {
 				out = append(out, strings.TrimSpace(p))
 			}
 		}
-		for i, tok := range strings.Fields(text) {
-			if i >= 200 {
+		i := 0
+		for tok := range strings.FieldsSeq(text) { // lazily: a body may be 32k chars
+			if i++; i > 200 {
 				break
 			}
 			tok = strings.Trim(tok, ",;)(\"'`[]")
@@ -474,11 +487,26 @@ func withSummary(msgs []Message, summary string, stamp string) []Message {
 func turnStarts(msgs []Message) []int {
 	var out []int
 	for i := range msgs {
-		if msgs[i].IsUserTurn() {
+		if cutPoint(&msgs[i]) {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// cutPoint reports whether a path may start at m: a user turn that answers
+// no tool call. Anthropic lets the user's words follow tool results in one
+// message; such a turn belongs with the calls before it.
+func cutPoint(m *Message) bool {
+	if !m.IsUserTurn() {
+		return false
+	}
+	for i := range m.Content.Blocks {
+		if m.Content.Blocks[i].Type == BlockToolResult {
+			return false
+		}
+	}
+	return true
 }
 
 // Compact is whycodes' compact(max_tokens), done better: tool bodies are
@@ -488,10 +516,10 @@ func turnStarts(msgs []Message) []int {
 // leaves two user messages in a row, and runs in O(n).
 func Compact(system string, msgs []Message, maxTokens uint64, now time.Time) ([]Message, CompactOutcome) {
 	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
-	msgs, start := CompactCut(system, msgs, maxTokens)
+	msgs, start, summary := compactCut(system, msgs, maxTokens)
 	if start > 0 {
 		out.DroppedTranscript = MessagesTranscript(msgs[:start], DroppedTranscriptMaxChars)
-		msgs = withSummary(msgs[start:], SummarizeTrimmed(msgs[:start]), FormatTime(now))
+		msgs = withSummary(msgs[start:], summary, FormatTime(now))
 	}
 	out.MessagesAfter, out.TokensAfter = uint64(len(msgs)), PathTokens(system, msgs)
 	return msgs, out
@@ -502,12 +530,18 @@ func Compact(system string, msgs []Message, maxTokens uint64, now time.Time) ([]
 // when nothing is dropped). Printing the transcript for a model and
 // applying its summary both use it, so they agree on what is replaced.
 func CompactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int) {
+	msgs, start, _ := compactCut(system, msgs, maxTokens)
+	return msgs, start
+}
+
+// compactCut is CompactCut, with the summary of the dropped prefix.
+func compactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int, string) {
 	msgs = append([]Message(nil), msgs...)
 	TruncateToolResults(msgs)
 	PruneToolResults(msgs)
 	target := max(1, maxTokens/4*3+(maxTokens%4)*3/4) // 3/4, without overflow
 	if PathTokens(system, msgs) <= target {
-		return msgs, 0
+		return msgs, 0, ""
 	}
 	// suffix[i] is the estimate of msgs[i:], so each candidate costs O(1).
 	suffix := make([]uint64, len(msgs)+1)
@@ -516,17 +550,34 @@ func CompactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int
 	}
 	sys := EstimateTokens(system)
 	limit := len(msgs) - min(MinKeepMessages, len(msgs))
+	// The summary's lists are capped and only grow with the prefix, so the
+	// summary of the longest prefix bounds every candidate's. Reserving it
+	// (whycodes reserved a fixed 256 tokens, which long paths can exceed)
+	// keeps a cut within budget, so compacting again changes nothing.
+	slack := uint64(SummaryTokenSlack)
+	if limit > 0 {
+		slack = max(slack, EstimateTokens(SummarizeTrimmed(msgs[:limit])))
+	}
 	start := 0
 	for _, s := range turnStarts(msgs) {
 		if s == 0 || s > limit {
 			continue
 		}
 		start = s
-		if sys+suffix[s]+SummaryTokenSlack <= target {
+		if sys+suffix[s]+slack <= target {
 			break
 		}
 	}
-	return msgs, start
+	if start == 0 {
+		return msgs, 0, ""
+	}
+	// A summary that costs as much as what it replaces saves nothing: this
+	// happens when the cut is over budget anyway and the prefix is small.
+	summary := SummarizeTrimmed(msgs[:start])
+	if EstimateTokens(summary) >= suffix[0]-suffix[start] {
+		return msgs, 0, ""
+	}
+	return msgs, start, summary
 }
 
 // SummaryCut is where a model's summary given without a token budget
@@ -547,7 +598,7 @@ func SummaryCut(msgs []Message) int {
 // summary.
 func SummarizePrefix(system string, msgs []Message, raw string, now time.Time) ([]Message, CompactOutcome) {
 	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
-	if cut := SummaryCut(msgs); cut > 0 {
+	if cut := SummaryCut(msgs); cut > 0 && FormatCompactSummary(raw) != "" {
 		out.DroppedTranscript = MessagesTranscript(msgs[:cut], DroppedTranscriptMaxChars)
 		msgs = PrependSummary(msgs[cut:], raw, now)
 	}
@@ -565,10 +616,11 @@ func PrependSummary(msgs []Message, raw string, now time.Time) []Message {
 	return withSummary(msgs, summaryBody(clean), FormatTime(now))
 }
 
-// lastRealUserTurn is the position of the last user turn, or -1.
+// lastRealUserTurn is the position of the last user turn a path may start
+// at that carries no summary, or -1.
 func lastRealUserTurn(msgs []Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].IsUserTurn() && !hasLeadingSummary(&msgs[i]) {
+		if cutPoint(&msgs[i]) && !hasLeadingSummary(&msgs[i]) {
 			return i
 		}
 	}
@@ -589,25 +641,32 @@ func LocalFullReplaceSummary(msgs []Message) string {
 	return SummarizeTrimmed(msgs[:l])
 }
 
-// FullReplace is whycodes' apply_full_replace: the last real user turn (its
-// text, restated), what followed it, and a carrier with the summary (the
-// local one when summary is empty).
+// FullReplace is whycodes' apply_full_replace: the last real user turn
+// (restated), what followed it, and a carrier with the summary (the local
+// one when summary is empty).
 func FullReplace(system string, msgs []Message, summary string, now time.Time) ([]Message, CompactOutcome) {
 	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
 	if len(msgs) == 0 {
+		out.TokensAfter = out.TokensBefore
 		return msgs, out
 	}
 	stamp := FormatTime(now)
 	l := lastRealUserTurn(msgs)
+	if l == 0 && msgs[len(msgs)-1].Kind == KindSummary {
+		// Nothing precedes the last user turn and a carrier closes the
+		// path: it is replaced already, and doing it again would stack.
+		out.MessagesAfter, out.TokensAfter = out.MessagesBefore, out.TokensBefore
+		return msgs, out
+	}
 	var next []Message
 	if l < 0 {
 		out.DroppedTranscript = MessagesTranscript(msgs, DroppedTranscriptMaxChars)
 		next = append(next, msgs...)
 	} else {
 		out.DroppedTranscript = MessagesTranscript(msgs[:l], DroppedTranscriptMaxChars)
-		if text, ok := msgs[l].AsText(); ok {
-			next = append(next, Message{Role: RoleUser, Content: TextContent(text), CreatedAt: stamp})
-		}
+		// The whole turn is restated: whycodes kept only its first text,
+		// losing images, and the whole turn when it had no text.
+		next = append(next, Message{Role: RoleUser, Content: msgs[l].Content, CreatedAt: stamp})
 		next = append(next, msgs[l+1:]...)
 	}
 	body := FormatCompactSummaryContent(summary)

@@ -1,0 +1,638 @@
+package session_test
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// Property tests of compaction over generated sessions with realistic
+// shapes: user turns, assistant text, thinking and tool calls, answers as
+// tool messages (OpenAI) or as results-only user messages (Anthropic),
+// notes, earlier summaries, images, and tool bodies up to 40,000 chars.
+
+const (
+	cpPropSessions = 200
+	cpPropMaxLen   = 200
+	cpPropMaxBody  = 40_000
+)
+
+// cpCorpus is the text tool bodies and prose are cut from: code, paths,
+// compiler output, edit trailers and some non-ASCII.
+var cpCorpus = func() string {
+	lines := []string{
+		"# pkg/session/compact.go",
+		"func Compact(system string, msgs []Message, maxTokens uint64) ([]Message, CompactOutcome) {",
+		"\treturn msgs, out // nothing to drop",
+		"pkg/session/store/badger.go:42:7: undefined: txn",
+		"ok  \tgithub.com/wctoolkit/wc/pkg/session\t0.412s",
+		"--- FAIL: TestLogin (0.00s)\n    login_test.go:17: got nil",
+		"[+3 -1]",
+		"éléphant naïve café — 中文 😀 ñ",
+		"see ./cmd/wc-compact/compact.go and \"internal/x/y.go\", (docs/README.md)",
+		"   ",
+		"",
+		"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod",
+		"/home/user/go/pkg/mod/github.com/tidwall/gjson@v1.20.3/gjson.go:1234",
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for b.Len() < 3*cpPropMaxBody {
+		b.WriteString(lines[r.IntN(len(lines))])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}()
+
+type cpGen struct {
+	r       *rand.Rand
+	next    int
+	maxBody int
+	names   map[string]string
+}
+
+func newCPGen(seed uint64, maxBody int) *cpGen {
+	return &cpGen{r: rand.New(rand.NewPCG(seed, 0x5eed)), maxBody: maxBody, names: map[string]string{}}
+}
+
+// cut returns about n bytes of the corpus, on char boundaries.
+func (g *cpGen) cut(n int) string {
+	n = min(n, len(cpCorpus)/2)
+	off := g.r.IntN(len(cpCorpus) - n)
+	for off > 0 && !utf8.RuneStart(cpCorpus[off]) {
+		off--
+	}
+	end := off + n
+	for end < len(cpCorpus) && !utf8.RuneStart(cpCorpus[end]) {
+		end++
+	}
+	return cpCorpus[off:end]
+}
+
+func (g *cpGen) body() string {
+	var n int
+	switch x := g.r.IntN(100); {
+	case x < 40:
+		n = g.r.IntN(200)
+	case x < 80:
+		n = 200 + g.r.IntN(1800)
+	case x < 96:
+		n = 2000 + g.r.IntN(6000)
+	default:
+		n = 8000 + g.r.IntN(cpPropMaxBody-8000+1)
+	}
+	return g.cut(min(n, g.maxBody))
+}
+
+func (g *cpGen) id() string {
+	g.next++
+	return "call-" + strconv.Itoa(g.next)
+}
+
+func (g *cpGen) prose() string {
+	switch x := g.r.IntN(100); {
+	case x < 5:
+		return "[bracketed] " + g.cut(40)
+	case x < 10:
+		return "\n\n  " + g.cut(60)
+	case x < 20:
+		return g.cut(300) // long lines, several lines
+	}
+	return "please fix " + g.cut(10+g.r.IntN(80))
+}
+
+var cpImage = session.Block{Type: session.BlockImage, Source: json.RawMessage(`{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}`)}
+
+func (g *cpGen) userTurn() session.Message {
+	switch x := g.r.IntN(100); {
+	case x < 12:
+		return blocks(session.RoleUser, cpTextBlock(g.prose()), cpImage)
+	case x < 16:
+		return blocks(session.RoleUser, cpImage)
+	case x < 22:
+		return blocks(session.RoleUser, cpTextBlock(g.prose()), cpTextBlock(g.prose()))
+	}
+	return text(session.RoleUser, g.prose())
+}
+
+var cpToolNames = []string{"read", "write", "edit", "bash", "grep", "glob", "apply_patch", "web_fetch", "ls", "todo"}
+
+func (g *cpGen) assistant(calls int) (session.Message, []string) {
+	var bs []session.Block
+	if g.r.IntN(10) < 3 {
+		bs = append(bs, session.Block{Type: session.BlockThinking, Text: g.cut(g.r.IntN(600)), Signature: "sig", HasSignature: true})
+	}
+	if calls == 0 || g.r.IntN(10) < 7 {
+		bs = append(bs, cpTextBlock(g.cut(g.r.IntN(800))))
+	}
+	var ids []string
+	for range calls {
+		id := g.id()
+		name := cpToolNames[g.r.IntN(len(cpToolNames))]
+		g.names[id] = name
+		input, _ := json.Marshal(map[string]string{"path": strings.Fields(g.cut(60) + " x/y.go")[0]})
+		bs = append(bs, toolUse(id, name, string(input)))
+		ids = append(ids, id)
+	}
+	if len(bs) == 1 && bs[0].Type == session.BlockText && g.r.IntN(2) == 0 {
+		return text(session.RoleAssistant, bs[0].Text), ids
+	}
+	return blocks(session.RoleAssistant, bs...), ids
+}
+
+func (g *cpGen) resultBlock(id string) session.Block {
+	b := cpResult(id, g.body())
+	if g.r.IntN(20) == 0 {
+		raw, _ := json.Marshal([]map[string]string{{"type": "text", "text": b.Result}})
+		b.Result, b.ResultRaw = "", raw
+	}
+	if g.r.IntN(5) == 0 {
+		b.IsError = ptr(g.r.IntN(2) == 0)
+	}
+	return b
+}
+
+// results answers the calls in one of the shapes agents write.
+func (g *cpGen) results(msgs []session.Message, ids []string, mixed bool) []session.Message {
+	switch x := g.r.IntN(100); {
+	case x < 58: // one tool message per call
+		for _, id := range ids {
+			m := cpNamedTool(id, g.names[id], g.body())
+			if g.r.IntN(10) == 0 {
+				m.Content = session.BlockContent(cpTextBlock(g.body()), cpTextBlock(g.body()))
+			}
+			m.IsError = g.r.IntN(10) == 0
+			msgs = append(msgs, m)
+		}
+	case x < 88: // Anthropic: one user message of results
+		var bs []session.Block
+		for _, id := range ids {
+			bs = append(bs, g.resultBlock(id))
+		}
+		msgs = append(msgs, blocks(session.RoleUser, bs...))
+	case x < 95 && mixed: // Anthropic, with the user's words after the results
+		var bs []session.Block
+		for _, id := range ids {
+			bs = append(bs, g.resultBlock(id))
+		}
+		msgs = append(msgs, blocks(session.RoleUser, append(bs, cpTextBlock("also: "+g.prose()))...))
+	default: // interrupted: only some calls answered
+		for _, id := range ids[:g.r.IntN(len(ids))] {
+			msgs = append(msgs, cpNamedTool(id, g.names[id], g.body()))
+		}
+	}
+	return msgs
+}
+
+// session returns a path of n messages.
+func (g *cpGen) session(n int, mixed bool) []session.Message {
+	var msgs []session.Message
+	switch x := g.r.IntN(100); {
+	case x < 8:
+		msgs = append(msgs, cpKind(session.KindNote, session.RoleUser, "note: "+g.prose()))
+	case x < 12:
+		msgs = append(msgs, cpKind(session.KindSummary, session.RoleUser, session.CompactedMarker+"\nGoals: earlier work"))
+	case x < 15:
+		msgs = append(msgs, text(session.RoleUser, session.CompactedMarker+"\nGoals: a whycodes stub"))
+	case x < 19:
+		msgs = append(msgs, text(session.RoleAssistant, "imported from the middle"))
+	case x < 22:
+		msgs = append(msgs, cpNamedTool("lost-call", "read", g.body())) // its call is not in the path
+	case x < 26:
+		msgs = append(msgs, blocks(session.RoleUser, cpSummaryBlock("[3 earlier messages trimmed for context management (user=2, assistant=1, tool=0)]"), cpTextBlock(g.prose())))
+	}
+	for len(msgs) < n {
+		msgs = append(msgs, g.userTurn())
+		for range g.r.IntN(5) {
+			a, ids := g.assistant(1 + g.r.IntN(3))
+			msgs = append(msgs, a)
+			msgs = g.results(msgs, ids, mixed)
+			if g.r.IntN(20) == 0 {
+				msgs = append(msgs, cpKind(session.KindNote, session.RoleUser, "note: "+g.prose()))
+			}
+		}
+		if g.r.IntN(10) < 9 {
+			a, _ := g.assistant(0)
+			msgs = append(msgs, a)
+		}
+	}
+	return msgs[:n]
+}
+
+func (g *cpGen) system() string {
+	switch x := g.r.IntN(10); {
+	case x < 3:
+		return ""
+	case x < 9:
+		return "You are a coding agent. " + g.cut(400)
+	}
+	return g.cut(20_000) // a system prompt that alone is over most budgets
+}
+
+// cpForEach runs check over the generated sessions, each with its own
+// generator seeded by its number so that a failure names a reproducible
+// session.
+func cpForEach(t *testing.T, mixed bool, check func(t *testing.T, g *cpGen, sys string, in []session.Message)) {
+	t.Parallel()
+	sessions := cpPropSessions
+	if testing.Short() {
+		sessions /= 5
+	}
+	for seed := range uint64(sessions) {
+		g := newCPGen(seed, cpPropMaxBody)
+		sys := g.system()
+		in := g.session(g.r.IntN(cpPropMaxLen+1), mixed)
+		before := cpSnapshot(in)
+		check(t, g, sys, in)
+		if !cpSame(in, before) {
+			t.Errorf("seed %d: the input was changed", seed)
+		}
+		if t.Failed() {
+			t.Fatalf("seed %d (%d messages) failed", seed, len(in))
+		}
+	}
+}
+
+// cpResultRefs lists every tool result of a path by id, with whether a
+// tooluse earlier in the path answers it.
+func cpResultRefs(msgs []session.Message) map[string]bool {
+	calls := map[string]bool{}
+	refs := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == session.RoleTool && m.ToolCallID != "" {
+			refs[m.ToolCallID] = calls[m.ToolCallID]
+		}
+		for _, b := range m.Content.Blocks {
+			switch b.Type {
+			case session.BlockToolUse:
+				calls[b.ID] = true
+			case session.BlockToolResult:
+				refs[b.ToolUseID] = calls[b.ToolUseID]
+			}
+		}
+	}
+	return refs
+}
+
+// cpNoNewOrphans fails when a result that had its call before has lost it.
+func cpNoNewOrphans(t *testing.T, what string, before, after []session.Message) {
+	t.Helper()
+	was := cpResultRefs(before)
+	for id, ok := range cpResultRefs(after) {
+		if !ok && was[id] {
+			t.Errorf("%s: tool result %s lost its call", what, id)
+		}
+	}
+}
+
+// cpWithSummary is what the first kept message should look like once a
+// summary rides on it.
+func cpWithSummary(m session.Message, summary string) session.Message {
+	bs := []session.Block{cpSummaryBlock(summary)}
+	if m.Content.IsBlocks {
+		bs = append(bs, m.Content.Blocks...)
+	} else {
+		bs = append(bs, cpTextBlock(m.Content.Text))
+	}
+	m.Content = session.BlockContent(bs...)
+	return m
+}
+
+// cpRefCutTokens is cpRefCut over precomputed message tokens: the same
+// rule read directly, in O(n²) additions.
+func cpRefCutTokens(system string, prepared []session.Message, maxTokens uint64) int {
+	tok := make([]uint64, len(prepared))
+	var total uint64
+	for i := range prepared {
+		tok[i] = session.MessageTokens(&prepared[i])
+		total += tok[i]
+	}
+	sys := session.EstimateTokens(system)
+	target := max(1, cpThreeQuarters(maxTokens))
+	if sys+total <= target {
+		return 0
+	}
+	sum := func(from, to int) (s uint64) {
+		for _, x := range tok[from:to] {
+			s += x
+		}
+		return s
+	}
+	limit := len(prepared) - min(session.MinKeepMessages, len(prepared))
+	best := 0
+	for s := 1; s <= limit; s++ {
+		if !cpCutPoint(&prepared[s]) {
+			continue
+		}
+		if sys+sum(s, len(prepared))+session.SummaryTokenSlack <= target {
+			return s
+		}
+		best = s
+	}
+	if best > 0 && session.EstimateTokens(session.SummarizeTrimmed(prepared[:best])) >= sum(0, best) {
+		return 0
+	}
+	return best
+}
+
+func TestCompactProperties(t *testing.T) {
+	cuts, fallbacks := 0, 0
+	cpForEach(t, true, func(t *testing.T, g *cpGen, sys string, in []session.Message) {
+		tokens := session.PathTokens(sys, in)
+		budget := 1 + g.r.Uint64N(2*tokens+1)
+		prepared, cut := session.CompactCut(sys, in, budget)
+		got, out := session.Compact(sys, in, budget, t0)
+
+		if want := cpRefCutTokens(sys, prepared, budget); cut != want {
+			t.Errorf("budget %d: cut at %d, the rule says %d", budget, cut, want)
+		}
+		if out.TokensBefore != tokens || out.MessagesBefore != uint64(len(in)) ||
+			out.TokensAfter != session.PathTokens(sys, got) || out.MessagesAfter != uint64(len(got)) {
+			t.Errorf("outcome %+v", out)
+		}
+		if out.TokensAfter > out.TokensBefore || out.MessagesAfter > out.MessagesBefore {
+			t.Errorf("compaction grew the path: %+v", out)
+		}
+		if len(got) < min(session.MinKeepMessages, len(in)) {
+			t.Errorf("kept %d of %d messages", len(got), len(in))
+		}
+		// The kept tail is a suffix of the truncated and pruned input, its
+		// first turn carrying the summary of what went.
+		if cut == 0 {
+			cpSameMessages(t, "nothing dropped", got, prepared)
+			if out.DroppedMessages() {
+				t.Error("a dropped transcript without a cut")
+			}
+		} else {
+			cuts++
+			if session.PathTokens(sys, prepared[cut:])+session.SummaryTokenSlack > max(1, cpThreeQuarters(budget)) {
+				fallbacks++
+			}
+			want := append([]session.Message{cpWithSummary(prepared[cut], session.SummarizeTrimmed(prepared[:cut]))}, prepared[cut+1:]...)
+			cpSameMessages(t, "kept tail", got, want)
+			if out.DroppedTranscript != session.MessagesTranscript(prepared[:cut], session.DroppedTranscriptMaxChars) {
+				t.Error("the dropped transcript is not the one CompactCut prints")
+			}
+		}
+		cpNoNewOrphans(t, "Compact", in, got)
+		// No two user messages in a row unless they already were.
+		for i := 1; i < len(got); i++ {
+			if got[i-1].Role == session.RoleUser && got[i].Role == session.RoleUser &&
+				(prepared[cut+i-1].Role != session.RoleUser || prepared[cut+i].Role != session.RoleUser) {
+				t.Errorf("two user messages at %d that were not adjacent before", i)
+			}
+		}
+		if len(in) > 0 && in[0].Role == session.RoleUser && got[0].Role != session.RoleUser {
+			t.Error("the path no longer opens with a user message")
+		}
+		// Idempotent: a second identical compaction changes nothing. This
+		// needs the local summary to fit SummaryTokenSlack (256 tokens),
+		// which realistic sessions do; eight module-cache paths of 120
+		// chars do not, and then the first result is over budget and a
+		// second run cuts again.
+		again, out2 := session.Compact(sys, got, budget, t0)
+		cpSameMessages(t, "compacting again", again, got)
+		if out2.DroppedMessages() {
+			t.Error("compacting again dropped more")
+		}
+		// A model's summary of the same cut takes the local one's place.
+		if cut > 0 {
+			llm := session.PrependSummary(got, "<summary>the model's summary</summary>", t0)
+			if len(llm) != len(got) || !cpIsSummaryBlock(llm[0].Content.Blocks[0]) || len(llm[0].Content.Blocks) != len(got[0].Content.Blocks) {
+				t.Errorf("the model summary did not replace the local one: %s", encode(llm[0]))
+			}
+		}
+	})
+	t.Logf("%d sessions cut, %d of them still over budget", cuts, fallbacks)
+	if !testing.Short() && (cuts < cpPropSessions/4 || fallbacks == 0 || fallbacks == cuts) {
+		t.Errorf("weak generator: %d cuts, %d of them over budget", cuts, fallbacks)
+	}
+}
+
+func cpThreeQuarters(x uint64) uint64 { return x/4*3 + x%4*3/4 }
+
+// cpBodies lists the text fields the cap passes may edit, in order.
+func cpBodies(msgs []session.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if !m.Content.IsBlocks {
+			out = append(out, m.Content.Text)
+			continue
+		}
+		for _, b := range m.Content.Blocks {
+			switch b.Type {
+			case session.BlockText:
+				out = append(out, b.Text)
+			case session.BlockToolResult:
+				out = append(out, b.Result)
+			}
+		}
+	}
+	return out
+}
+
+// cpShape is a path without its bodies: what no cap pass may change.
+func cpShape(msgs []session.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(string(m.Role) + "/" + string(m.Kind) + "/" + m.ToolCallID + "/" + m.Name + "/" + strconv.FormatBool(m.Content.IsBlocks))
+		for _, bl := range m.Content.Blocks {
+			b.WriteString(" " + bl.Type + ":" + bl.ID + bl.ToolUseID + string(bl.ResultRaw) + string(bl.Input))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestCapPassProperties(t *testing.T) {
+	blobs := map[string]string{}
+	put := func(body string) string {
+		sum := cpSHA(body)
+		blobs[sum] = body
+		return sum
+	}
+	passes := []struct {
+		name string
+		run  func([]session.Message) int
+		cap  int // the most chars an edited body keeps before its notice
+	}{
+		{"truncate", session.TruncateToolResults, session.ToolResultMaxChars},
+		{"prune", session.PruneToolResults, session.ToolResultPruneChars},
+		{"shake", session.ShakeToolResults, session.ToolResultShakeChars},
+		{"spill", func(m []session.Message) int { return session.SpillToolResults(m, put) }, session.SpillHeadChars},
+	}
+	changed := map[string]int{}
+	cpForEach(t, true, func(t *testing.T, g *cpGen, sys string, in []session.Message) {
+		shape, before := cpShape(in), cpBodies(in)
+		for _, p := range passes {
+			work := slices.Clone(in)
+			n := p.run(work)
+			changed[p.name] += n
+			if cpShape(work) != shape {
+				t.Errorf("%s changed the structure", p.name)
+			}
+			after := cpBodies(work)
+			diff := 0
+			for i := range before {
+				if before[i] == after[i] {
+					continue
+				}
+				diff++
+				if c := utf8.RuneCountInString(after[i]); c > p.cap+110 {
+					t.Errorf("%s left a body of %d chars", p.name, c)
+				}
+				if c := utf8.RuneCountInString(after[i]); c >= utf8.RuneCountInString(before[i]) {
+					t.Errorf("%s made a body longer", p.name)
+				}
+				if p.name == "spill" {
+					_, ref, _ := strings.Cut(after[i], session.SpillMark+session.BlobRefPrefix)
+					if blobs[ref] != before[i] {
+						t.Errorf("spill: the blob does not hold the body")
+					}
+				}
+			}
+			if diff != n {
+				t.Errorf("%s reported %d changes, made %d", p.name, n, diff)
+			}
+			if p.name == "truncate" {
+				for _, b := range cpToolBodies(work) {
+					if c := utf8.RuneCountInString(b); c > session.ToolResultMaxChars+80 {
+						t.Errorf("truncate left a tool body of %d chars", c)
+					}
+				}
+			}
+			snapshot := cpSnapshot(work)
+			if n := p.run(work); n != 0 || !cpSame(work, snapshot) {
+				t.Errorf("%s again changed %d fields", p.name, n)
+			}
+			cpNoNewOrphans(t, p.name, in, work)
+		}
+	})
+	t.Logf("fields changed: %v", changed)
+	for _, p := range passes {
+		if changed[p.name] == 0 && !testing.Short() {
+			t.Errorf("weak generator: %s never changed anything", p.name)
+		}
+	}
+}
+
+// cpToolBodies lists the tool bodies truncate caps: the text of tool
+// messages and string toolresults anywhere.
+func cpToolBodies(msgs []session.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.Role == session.RoleTool && !m.Content.IsBlocks {
+			out = append(out, m.Content.Text)
+		}
+		for _, b := range m.Content.Blocks {
+			switch {
+			case b.Type == session.BlockToolResult && b.ResultRaw == nil:
+				out = append(out, b.Result)
+			case b.Type == session.BlockText && m.Role == session.RoleTool:
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+// cpLastRealTurn is the last user turn that answers no call and does not
+// open with a summary.
+func cpLastRealTurn(msgs []session.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if cpCutPoint(&msgs[i]) && !(msgs[i].Content.IsBlocks && len(msgs[i].Content.Blocks) > 0 && cpIsSummaryBlock(msgs[i].Content.Blocks[0])) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestSummaryReplaceProperties(t *testing.T) {
+	native := session.Block{Type: "compaction", Raw: json.RawMessage(`{"type":"compaction","encrypted_content":"gAAA"}`)}
+	cpForEach(t, true, func(t *testing.T, g *cpGen, sys string, in []session.Message) {
+		// SummarizePrefix: cut where SummaryCut says, idempotent.
+		cut := session.SummaryCut(in)
+		got, out := session.SummarizePrefix(sys, in, "<summary>what happened</summary>", t0)
+		if cut == 0 {
+			cpSameMessages(t, "SummarizePrefix without a cut", got, in)
+		} else {
+			want := append([]session.Message{cpWithSummary(in[cut], session.CompactedMarker+"\nSummary:\nwhat happened")}, in[cut+1:]...)
+			cpSameMessages(t, "SummarizePrefix", got, want)
+			if out.DroppedTranscript != session.MessagesTranscript(in[:cut], session.DroppedTranscriptMaxChars) {
+				t.Error("SummarizePrefix: the dropped transcript is not the printed one")
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i-1].Role == session.RoleUser && got[i].Role == session.RoleUser &&
+					(in[cut+i-1].Role != session.RoleUser || in[cut+i].Role != session.RoleUser) {
+					t.Errorf("SummarizePrefix: two user messages at %d", i)
+				}
+			}
+		}
+		cpNoNewOrphans(t, "SummarizePrefix", in, got)
+		again, _ := session.SummarizePrefix(sys, got, "<summary>what happened</summary>", t0)
+		cpSameMessages(t, "SummarizePrefix again", again, got)
+
+		// FullReplace, with a model summary or the local one.
+		summary := ""
+		if g.r.IntN(2) == 0 {
+			summary = "<analysis>x</analysis><summary>all of it</summary>"
+		}
+		got, out = session.FullReplace(sys, in, summary, t0)
+		cpNoNewOrphans(t, "FullReplace", in, got)
+		if out.MessagesAfter != uint64(len(got)) || out.TokensAfter != session.PathTokens(sys, got) {
+			t.Errorf("FullReplace outcome %+v", out)
+		}
+		if len(in) > 0 {
+			last := got[len(got)-1]
+			if last.Kind != session.KindSummary || !strings.HasPrefix(last.Content.Text, session.CompactContinuationPreamble) {
+				t.Errorf("FullReplace: the carrier is missing: %s", encode(last))
+			}
+			if l := cpLastRealTurn(in); l >= 0 && got[0].Role != session.RoleUser {
+				t.Errorf("FullReplace: the path opens with %s", got[0].Role)
+			}
+		}
+
+		// NativeCompaction keeps everything from the last real turn.
+		got, _, err := session.NativeCompaction(sys, in, native, t0)
+		if l := cpLastRealTurn(in); l < 0 {
+			if err == nil {
+				t.Error("NativeCompaction without a user turn")
+			}
+		} else {
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpSameMessages(t, "NativeCompaction tail", got[1:], in[l:])
+			cpNoNewOrphans(t, "NativeCompaction", in, got)
+		}
+	})
+}
+
+// BenchmarkCompact shows that Compact is linear: the MB/s figure should
+// stay about the same from 1k to 50k messages.
+func BenchmarkCompact(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 50_000} {
+		g := newCPGen(42, 4_000)
+		msgs := g.session(n, false)
+		size := 0
+		for i := range msgs {
+			size += len(msgs[i].AppendJSON(nil))
+		}
+		budget := session.PathTokens("", msgs) / 2
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, out := session.Compact("", msgs, budget, t0); !out.DroppedMessages() {
+					b.Fatal("nothing dropped")
+				}
+			}
+		})
+	}
+}
