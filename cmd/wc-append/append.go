@@ -58,7 +58,7 @@ func appendTo(c *tool.Ctx) error {
 	return nil
 }
 
-func appendOne(c *tool.Ctx, st *store.Store, id string, p *plan) error {
+func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ func TestAmbiguousPrefix(t *testing.T) {
 	}
 	run := func(args ...string) (stdout, stderr string, code int) {
 		cmd := exec.Command(filepath.Join(tooltest.Binaries(t), args[0]), args[1:]...)
-		cmd.Env = append(cmd.Environ(), "WC_STORE="+dir)
+		cmd.Env = tooltest.StoreEnv(t, dir)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()

@@ -156,7 +156,7 @@ func compactJSON(data []byte) []byte {
 }
 
 // compactOne compacts one session and prints its line.
-func compactOne(c *tool.Ctx, st *store.Store, id string, p *plan) error {
+func compactOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
 	m, err := st.Meta(id)
 	if err != nil {
 		return err
@@ -300,7 +300,7 @@ func sharedPrefix(a, b []session.Message) int {
 // commitPath writes the new tail after the kept prefix as new nodes and
 // moves the head there, keeping the old head as pre-compact-N. Blobs go
 // first and the metadata last, so a crash leaves the session as it was.
-func commitPath(c *tool.Ctx, st *store.Store, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+func commitPath(c *tool.Ctx, st store.Handle, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
 	for sum, data := range blobs {
 		if err := st.PutBlob(m.ID, sum, data); err != nil {
 			return "", err

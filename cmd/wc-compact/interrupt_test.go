@@ -21,7 +21,7 @@ import (
 func TestInterruptedBatch(t *testing.T) {
 	bin := tooltest.Binaries(t)
 	store := filepath.Join(t.TempDir(), "store")
-	env := append(os.Environ(), "WC_STORE="+store)
+	env := tooltest.StoreEnv(t, store)
 	// 300 sessions from one wc-new, so the batch outlasts the signal's delay.
 	var msgs []string
 	body := strings.Repeat("z", 3000)

@@ -48,6 +48,7 @@ func TestAgentLoop(t *testing.T) {
 
 	bin := tooltest.Binaries(t)
 	work := t.TempDir()
+	t.Cleanup(func() { tooltest.StopResidents(t, work) })
 	script := filepath.Join(tooltest.ModuleRoot(t), "scripts", "agent-loop.sh")
 	cmd := exec.Command("sh", script, "say hello")
 	cmd.Dir = work

@@ -17,7 +17,7 @@ import (
 func run(t *testing.T, store string, stdin []byte, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(tooltest.Binaries(t), args[0]), args[1:]...)
-	cmd.Env = append(os.Environ(), "WC_STORE="+store)
+	cmd.Env = tooltest.StoreEnv(t, store)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

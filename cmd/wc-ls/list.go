@@ -164,7 +164,7 @@ func cmpTime(a, b string) int {
 }
 
 // contains reports whether any stored message of the session holds text.
-func contains(st *store.Store, m *session.Meta, text string, fold bool) (bool, error) {
+func contains(st store.Handle, m *session.Meta, text string, fold bool) (bool, error) {
 	found := false
 	err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)

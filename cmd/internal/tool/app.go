@@ -98,6 +98,9 @@ func (spec *Spec) App() *cli.App {
 
 // Main runs the command with the process's arguments and streams and exits.
 func Main(spec *Spec) {
+	if serveIfAsked() {
+		os.Exit(0)
+	}
 	os.Exit(Run(spec, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -207,7 +207,7 @@ func shorten(s string) string {
 // Resolve turns references into session ids, all before anything is
 // written, so that one bad reference changes nothing. Duplicates are kept:
 // a batch does what it was told, in order.
-func Resolve(st *store.Store, refs []string) ([]string, error) {
+func Resolve(st store.Handle, refs []string) ([]string, error) {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		id, err := st.Resolve(r)

@@ -29,6 +29,8 @@ var CommonEnv = []EnvVar{
 	{"WC_STORE", "The store directory, as --store."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
+	{"WC_RESIDENT", "Set to 1 to go through a resident store process, started on demand, that keeps the store open between commands and stops after 2 seconds without them: commands then skip the store's open and close. A writer's result is synced before it is printed, as without it."},
+	{"WC_DIRECT", "Set to 1 to open the store in the command itself even when WC_RESIDENT is set. Such a command waits for a running resident process to stop."},
 	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
 }
 
@@ -48,8 +50,11 @@ func (c *Ctx) StoreDir() (string, error) {
 }
 
 // Open opens the store for reading or writing and closes it when the action
-// returns. Call it only after all input has been read and validated.
-func (c *Ctx) Open(mode store.Mode) (*store.Store, error) {
+// returns. Call it only after all input has been read and validated. With
+// WC_RESIDENT=1 it goes through the resident store process, started on
+// demand; when none can be had, or with WC_DIRECT=1, it opens the store
+// itself.
+func (c *Ctx) Open(mode store.Mode) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
@@ -58,7 +63,14 @@ func (c *Ctx) Open(mode store.Mode) (*store.Store, error) {
 	if timeout < 0 {
 		return nil, Usagef("--lock-timeout must not be negative")
 	}
-	st, err := store.Open(store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync")}, mode)
+	opts := store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync")}
+	var st store.Handle
+	if resident(opts, mode) {
+		st, err = dialResident(opts, mode)
+	}
+	if st == nil && err == nil {
+		st, err = store.Open(opts, mode)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +104,7 @@ func (c *Ctx) ProjectDir() (string, error) {
 
 // LoadTree reads every node of a session into memory, for the operations
 // that need the whole tree.
-func LoadTree(st *store.Store, id string) (*session.Tree, error) {
+func LoadTree(st store.Handle, id string) (*session.Tree, error) {
 	var nodes []session.Node
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
@@ -104,10 +116,10 @@ func LoadTree(st *store.Store, id string) (*session.Tree, error) {
 
 // SessionNodes reads one session's nodes from the store, for the branch
 // operations of pkg/session.
-func SessionNodes(st *store.Store, id string) session.NodeReader { return sessionNodes{st, id} }
+func SessionNodes(st store.Handle, id string) session.NodeReader { return sessionNodes{st, id} }
 
 type sessionNodes struct {
-	st *store.Store
+	st store.Handle
 	id string
 }
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +15,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 var update = flag.Bool("update", false, "rewrite man pages and golden files")
@@ -79,7 +82,14 @@ func Fixtures(t testing.TB) string {
 
 // RunScripts runs every .txtar script in dir with the wc commands on PATH,
 // a fresh store in $WC_STORE and a HOME of its own.
-func RunScripts(t *testing.T, dir string) {
+func RunScripts(t *testing.T, dir string) { runScripts(t, dir, false) }
+
+// RunScriptsResident runs the scripts again with WC_RESIDENT=1: every
+// command then goes through a resident store process. Lines that hold for
+// one mode only are marked [resident] or [!resident].
+func RunScriptsResident(t *testing.T, dir string) { runScripts(t, dir, true) }
+
+func runScripts(t *testing.T, dir string, resident bool) {
 	bin := Binaries(t)
 	root := ModuleRoot(t)
 	testscript.Run(t, testscript.Params{
@@ -87,13 +97,25 @@ func RunScripts(t *testing.T, dir string) {
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
+		Condition: func(cond string) (bool, error) {
+			if cond == "resident" {
+				return resident, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("WC_STORE", filepath.Join(env.WorkDir, "store"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("XDG_DATA_HOME", "")
+			env.Setenv("WC_DIRECT", "")
+			env.Setenv("WC_RESIDENT", "")
+			if resident {
+				env.Setenv("WC_RESIDENT", "1")
+			}
 			env.Setenv("FIXTURES", filepath.Join(root, "..", "shared", "fixtures"))
 			env.Setenv("SCRIPTS", filepath.Join(root, "scripts"))
+			env.Defer(func() { StopResidents(env.T(), env.WorkDir) })
 			return nil
 		},
 	})
@@ -141,4 +163,25 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// StoreEnv is the environment for running wc commands against the store in
+// dir; the resident store process they may start is stopped before the
+// test's temporary directories are removed.
+func StoreEnv(t testing.TB, dir string) []string {
+	t.Cleanup(func() { StopResidents(t, filepath.Dir(dir)) })
+	return append(os.Environ(), "WC_STORE="+dir)
+}
+
+// StopResidents stops every resident store process of a store under root
+// and waits until each has closed its store.
+func StopResidents(t interface{ Log(...any) }, root string) {
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "wcd.sock" {
+			if err := store.Shutdown(filepath.Dir(path), 30*time.Second); err != nil {
+				t.Log("stopping the resident store process of", filepath.Dir(path), ":", err)
+			}
+		}
+		return nil
+	})
 }

@@ -410,3 +410,12 @@ func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	}
 	return s.db.View(fn)
 }
+
+// syncNow makes what was committed durable without closing: the resident
+// store process does it before a writer's result is printed.
+func (s *Store) syncNow() error {
+	if s.db == nil {
+		return nil
+	}
+	return mapErr("sync", s.db.Sync())
+}

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// serve runs a resident store process in this test process and returns a
+// channel that yields Serve's result when it stops.
+func serve(t *testing.T, dir string, idle time.Duration) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- Serve(Options{Dir: dir}, idle) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the server stopped at once: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never answered")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		if err := Shutdown(dir, 10*time.Second); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return done
+}
+
+func dial(t *testing.T, dir string, mode Mode) *Client {
+	t.Helper()
+	c, err := Dial(Options{Dir: dir, LockTimeout: 5 * time.Second}, mode)
+	if err != nil {
+		t.Fatalf("dial %v: %v", mode, err)
+	}
+	return c
+}
+
+// appendVia appends one user message through any handle, as wc-append does.
+func appendVia(h Handle, id, text string) error {
+	m, err := h.Meta(id)
+	if err != nil {
+		return err
+	}
+	var parent *session.Node
+	if m.Head != 0 {
+		head, err := h.Node(id, m.Head)
+		if err != nil {
+			return err
+		}
+		parent = &head
+	}
+	n := session.Child(parent, m.NextSeq, userMsg(text))
+	m.Head, m.NextSeq = n.Seq, n.Seq+1
+	m.MessageCount, m.UserMessageCount, m.Tokens = n.Depth, n.Users, n.Tokens
+	return h.Commit(&m, []session.Node{n})
+}
+
+// Everything a command does through a *Store works the same through the
+// resident process, errors included.
+func TestResidentRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	id := testID(0xabcdef01, 1)
+	nodes := chain(600, 200) // more than two stream chunks
+	w := dial(t, dir, Write)
+	m := metaFor(id, nodes)
+	if err := w.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendVia(w, id, "one more"); err != nil {
+		t.Fatal(err)
+	}
+	sum := [32]byte{1}
+	if err := w.PutBlob(id, sum, []byte("x")); err == nil {
+		t.Error("a blob under the wrong sum was stored")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := dial(t, dir, Read)
+	defer r.Close()
+	if got, err := r.Resolve("abcdef"); err != nil || got != id {
+		t.Errorf("resolve: %q, %v", got, err)
+	}
+	got, err := r.Meta(id)
+	if err != nil || got.Head != 601 || got.MessageCount != 601 {
+		t.Fatalf("meta: %+v, %v", got, err)
+	}
+	n, err := r.Node(id, 300)
+	if err != nil || n.Msg.Content.Text != nodes[299].Msg.Content.Text || n.Parent != 299 {
+		t.Errorf("node 300: %+v, %v", n, err)
+	}
+	var path []uint64
+	if err := r.Path(id, 601, func(n *session.Node) error { path = append(path, n.Seq); return nil }); err != nil || len(path) != 601 || path[600] != 601 {
+		t.Errorf("path: %d nodes, %v", len(path), err)
+	}
+	// A walk stopped early leaves the connection usable.
+	var walked []uint64
+	if err := r.Walk(id, 601, 0, func(n *session.Node) bool { walked = append(walked, n.Seq); return len(walked) < 300 }); err != nil {
+		t.Fatal(err)
+	}
+	if len(walked) != 300 || walked[0] != 601 || walked[299] != 302 {
+		t.Errorf("walk: %d nodes from %d", len(walked), walked[0])
+	}
+	stop := errors.New("enough")
+	count := 0
+	if err := r.Nodes(id, func(uint64, []byte) error { count++; return map[bool]error{true: stop}[count == 400] }); !errors.Is(err, stop) || count != 400 {
+		t.Errorf("nodes: %d, %v", count, err)
+	}
+	var ids []string
+	if err := r.List(func(m *session.Meta) error { ids = append(ids, m.ID); return nil }); err != nil || !reflect.DeepEqual(ids, []string{id}) {
+		t.Errorf("list: %v, %v", ids, err)
+	}
+	// Errors keep their kind and text.
+	if _, err := r.Meta(testID(1, 1)); !errors.Is(err, ErrNotFound) || err.Error() != "session "+testID(1, 1)+" not found" {
+		t.Errorf("meta of nothing: %v", err)
+	}
+	var ref *RefError
+	if _, err := r.Resolve("zz"); !errors.As(err, &ref) || ref.Ref != "zz" {
+		t.Errorf("bad ref: %v", err)
+	}
+	if err := r.Commit(&got, nil); err == nil || !strings.Contains(err.Error(), "opened for reading") {
+		t.Errorf("a reader committed: %v", err)
+	}
+}
+
+// The resident process keeps the lock discipline of Dir/lock: one writer,
+// many readers, a bounded wait, and a lock freed when a client vanishes.
+func TestResidentLocking(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	w := dial(t, dir, Write)
+	if _, err := Dial(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
+		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for its lock)") {
+		t.Fatalf("second writer: %v", err)
+	}
+	if _, err := Dial(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Read); !errors.Is(err, ErrBusy) {
+		t.Fatalf("reader beside a writer: %v", err)
+	}
+	// A client that dies without ending its session frees the lock.
+	w.conn.Close()
+	r1 := dial(t, dir, Read)
+	r2 := dial(t, dir, Read) // readers share
+	waiting := make(chan error, 1)
+	go func() {
+		c, err := Dial(Options{Dir: dir, LockTimeout: 10 * time.Second}, Write)
+		if err == nil {
+			err = c.Close()
+		}
+		waiting <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-waiting:
+		t.Fatalf("a writer got in beside readers: %v", err)
+	default:
+	}
+	r1.Close()
+	r2.Close()
+	if err := <-waiting; err != nil {
+		t.Fatalf("the writer never got in: %v", err)
+	}
+}
+
+// A second server finds the store taken; the first stops when idle and
+// leaves a store that a command can open directly.
+func TestResidentLifecycle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	done := serve(t, dir, 300*time.Millisecond)
+	if err := Serve(Options{Dir: dir}, time.Second); !errors.Is(err, ErrBusy) {
+		t.Errorf("second server: %v", err)
+	}
+	id := testID(0x12345678, 2)
+	w := dial(t, dir, Write)
+	m := metaFor(id, nil)
+	if err := w.Commit(&m, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle server did not stop")
+	}
+	if _, err := os.Stat(SocketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind: %v", err)
+	}
+	s, err := Open(Options{Dir: dir}, Write)
+	if err != nil {
+		t.Fatalf("direct open after the server: %v", err)
+	}
+	defer mustClose(t, s)
+	if _, err := s.Meta(id); err != nil {
+		t.Errorf("the session written through the server: %v", err)
+	}
+}
