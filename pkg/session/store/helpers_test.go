@@ -91,8 +91,9 @@ func create(t testing.TB, dir string, sessions map[string][]session.Node) {
 }
 
 // appendOne appends a user message at the head of session id, as wc-append
-// does: read the metadata and the head node, write one node and the metadata.
-func appendOne(s *Store, id, text string) error {
+// does: read the metadata and the head node, write one node and the
+// metadata. s is a store opened here or a client of a resident process.
+func appendOne(s Handle, id, text string) error {
 	m, err := s.Meta(id)
 	if err != nil {
 		return err

@@ -55,26 +55,6 @@ func dial(t *testing.T, dir string, mode Mode) *Client {
 	return c
 }
 
-// appendVia appends one user message through any handle, as wc-append does.
-func appendVia(h Handle, id, text string) error {
-	m, err := h.Meta(id)
-	if err != nil {
-		return err
-	}
-	var parent *session.Node
-	if m.Head != 0 {
-		head, err := h.Node(id, m.Head)
-		if err != nil {
-			return err
-		}
-		parent = &head
-	}
-	n := session.Child(parent, m.NextSeq, userMsg(text))
-	m.Head, m.NextSeq = n.Seq, n.Seq+1
-	m.MessageCount, m.UserMessageCount, m.Tokens = n.Depth, n.Users, n.Tokens
-	return h.Commit(&m, []session.Node{n})
-}
-
 // Everything a command does through a *Store works the same through the
 // resident process, errors included.
 func TestResidentRoundTrip(t *testing.T) {
@@ -87,7 +67,7 @@ func TestResidentRoundTrip(t *testing.T) {
 	if err := w.Commit(&m, nodes); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendVia(w, id, "one more"); err != nil {
+	if err := appendOne(w, id, "one more"); err != nil {
 		t.Fatal(err)
 	}
 	sum := [32]byte{1}
@@ -263,7 +243,7 @@ func TestResidentKilledMidCommit(t *testing.T) {
 						return // the server is gone
 					}
 					text := fmt.Sprintf("r%d-w%d-%d", round, w, i)
-					if err := appendVia(c, id, text); err != nil {
+					if err := appendOne(c, id, text); err != nil {
 						c.conn.Close()
 						return
 					}
