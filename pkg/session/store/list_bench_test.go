@@ -1,0 +1,162 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// listBenchStore writes n sessions of nodes messages of about 1 KB each,
+// whose metadata carries a system prompt of system bytes, and returns the
+// store's directory, closed. Session i's id starts with its index, so the
+// key order is the creation order.
+func listBenchStore(b *testing.B, n, nodes, system int) string {
+	b.Helper()
+	dir := b.TempDir()
+	s := open(b, dir, Write)
+	prompt := strings.Repeat("You are a careful coding agent. ", system/32+1)[:system]
+	chainOf := chain(nodes, 1024)
+	for i := range n {
+		id := testID(uint32(i), i)
+		m := metaFor(id, chainOf)
+		m.ProjectPath = fmt.Sprintf("/home/dev/src/project%02d", i%20)
+		m.UpdatedAt = fmt.Sprintf("2026-%02d-%02dT%02d:%02d:00Z", 1+i%12, 1+i%28, i%24, i%60)
+		m.SetSystemPrompt(prompt)
+		if err := s.Commit(&m, chainOf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	mustClose(b, s)
+	return dir
+}
+
+// wc-ls reads one metadata record per session and seeks past its nodes:
+// its cost should grow with the number of sessions only, not with what
+// they hold. The variants separate the walk over the key space (nodes) from
+// decoding the metadata (system: the prompt lives in it).
+func BenchmarkList(b *testing.B) {
+	for _, tc := range []struct{ sessions, nodes, system int }{
+		{1000, 0, 0},
+		{10000, 0, 0},
+		{10000, 8, 0},
+		{10000, 0, 4096},
+	} {
+		name := fmt.Sprintf("sessions=%d/nodes=%d/system=%d", tc.sessions, tc.nodes, tc.system)
+		b.Run(name, func(b *testing.B) {
+			dir := listBenchStore(b, tc.sessions, tc.nodes, tc.system)
+			s := open(b, dir, Read)
+			defer mustClose(b, s)
+			b.ReportAllocs()
+			for b.Loop() {
+				count := 0
+				if err := s.List(func(*session.Meta) error { count++; return nil }); err != nil || count != tc.sessions {
+					b.Fatal(count, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tc.sessions), "ns/session")
+		})
+	}
+}
+
+// Opening and closing the 10,000-session store, as every wc-ls and
+// wc-append pays before it does anything (BenchmarkOpenClose: 100 sessions).
+func BenchmarkOpenCloseLarge(b *testing.B) {
+	dir := listBenchStore(b, 10000, 8, 0)
+	total := 0
+	s := open(b, dir, Read)
+	total, _ = s.Tables()
+	mustClose(b, s)
+	for _, mode := range []Mode{Read, Write} {
+		name := map[Mode]string{Read: "Read", Write: "Write"}[mode]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				s, err := Open(Options{Dir: dir}, mode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(total), "tables")
+		})
+	}
+}
+
+// Meta and Node of one session in the 10,000-session store: the two reads
+// of every wc-append before its Commit (BenchmarkAppendCommit measures the
+// whole append in a store of one session).
+func BenchmarkGetInLargeStore(b *testing.B) {
+	dir := listBenchStore(b, 10000, 8, 0)
+	s := open(b, dir, Read)
+	defer mustClose(b, s)
+	id := testID(5000, 5000)
+	b.Run("Meta", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Meta(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Node", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Node(id, 8); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Resolve-prefix", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Resolve(id[:8]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// Committing a whole session at once, as wc-new --import and benchgen do:
+// 1,000 nodes of about 2 KB.
+func BenchmarkCommitSession(b *testing.B) {
+	nodes := chain(1000, 2048)
+	size := 0
+	for i := range nodes {
+		size += len(session.EncodeNode(&nodes[i]))
+	}
+	dir := b.TempDir()
+	s := open(b, dir, Write)
+	defer mustClose(b, s)
+	b.SetBytes(int64(size))
+	i := 0
+	for b.Loop() {
+		i++
+		id := testID(0xc0, i)
+		m := metaFor(id, nodes)
+		if err := s.Commit(&m, nodes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Nodes streams every node of a 20,000-node session (wc-ls --grep, gc and
+// share exports read sessions this way; BenchmarkPath covers the path).
+func BenchmarkNodes(b *testing.B) {
+	dir := b.TempDir()
+	id := testID(0xbe9e, 1)
+	nodes := chain(20000, 1024)
+	create(b, dir, map[string][]session.Node{id: nodes})
+	s := open(b, dir, Read)
+	defer mustClose(b, s)
+	size := 0
+	for i := range nodes {
+		size += len(session.EncodeNode(&nodes[i]))
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		n := 0
+		if err := s.Nodes(id, func(uint64, []byte) error { n++; return nil }); err != nil || n != 20000 {
+			b.Fatal(n, err)
+		}
+	}
+}
