@@ -182,10 +182,10 @@ func checkOurs(dir string) error {
 	for {
 		names, err := f.Readdirnames(256)
 		for _, n := range names {
-			if n == "db" || n == "lock" {
-				return nil
-			}
 			empty = false
+			if !storeEntries[n] {
+				return notStoreError(dir, false)
+			}
 		}
 		if err == io.EOF || len(names) == 0 {
 			break
@@ -197,8 +197,29 @@ func checkOurs(dir string) error {
 	if empty {
 		return nil
 	}
+	// db, when there, must be Badger's directory: empty, or holding a
+	// MANIFEST. A project's own db/ folder is not ours to write in.
+	fi, err := os.Stat(filepath.Join(dir, "db"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return mapErr("open", err)
+	case !fi.IsDir():
+		return notStoreError(dir, false)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "db"))
+	if err != nil {
+		return mapErr("open", err)
+	}
+	if len(entries) == 0 || exists(filepath.Join(dir, "db", "MANIFEST")) {
+		return nil
+	}
 	return notStoreError(dir, false)
 }
+
+// storeEntries are the only names a store directory holds.
+var storeEntries = map[string]bool{"lock": true, "db": true, "db.new": true, "db.old": true, "wcd.sock": true}
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)
@@ -228,6 +249,9 @@ func (s *Store) openWrite(deadline time.Time) error {
 	if err := recoverRebuild(s.dir); err != nil {
 		return err
 	}
+	if err := removeEmptyLogs(s.dbDir()); err != nil {
+		return err
+	}
 	db, err := s.openBadger(false, deadline)
 	if err != nil {
 		return err
@@ -253,6 +277,9 @@ func (s *Store) openRead(deadline time.Time) error {
 		s.unlock()
 		return nil
 	}
+	if hasEmptyLogs(s.dbDir()) { // a killed writer's leftovers: recover first
+		return s.upgrade(deadline)
+	}
 	db, err := s.openBadger(true, deadline)
 	if err != nil {
 		// After a writer crashed, ReadOnly refuses until a read-write
@@ -274,6 +301,35 @@ func (s *Store) openRead(deadline time.Time) error {
 
 // upgrade trades the shared lock for the exclusive one and opens read-write
 // once; the handle then serves the reader (badger.md §1.6).
+// emptyLogs lists zero-length value-log and memtable files: a writer killed
+// between creating one and sizing it leaves it behind, and Badger then
+// refuses every open. Empty, they hold nothing any table can point into.
+func emptyLogs(dbDir string) []string {
+	var out []string
+	for _, pattern := range []string{"*.vlog", "*.mem"} {
+		matches, _ := filepath.Glob(filepath.Join(dbDir, pattern))
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func hasEmptyLogs(dbDir string) bool { return len(emptyLogs(dbDir)) > 0 }
+
+// removeEmptyLogs clears what a killed writer left; called only under the
+// exclusive lock, before a read-write open.
+func removeEmptyLogs(dbDir string) error {
+	for _, f := range emptyLogs(dbDir) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return mapErr("recover", err)
+		}
+	}
+	return nil
+}
+
 func (s *Store) upgrade(deadline time.Time) error {
 	if err := flockCall(s.lock, syscall.LOCK_UN); err != nil {
 		return mapErr("lock", err)
