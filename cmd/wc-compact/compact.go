@@ -134,11 +134,16 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
 			return nil, tool.DataErrf("%s is not a JSON object", c.String("native"))
 		}
-		b := session.Block{Type: gjson.GetBytes(data, "type").String(), Raw: compactJSON(data)}
-		if b.Type == "" {
-			return nil, tool.DataErrf("the native compaction block needs a \"type\"")
+		if t := gjson.GetBytes(data, "type"); t.Type != gjson.String || t.Str == "" {
+			return nil, tool.DataErrf("the native compaction block needs a string \"type\"")
 		}
-		p.native = &b
+		// Decoded as any block would be, so that a known type with members
+		// of the wrong types is refused here, not stored.
+		msg, err := session.DecodeMessage([]byte(`{"role":"assistant","content":[` + string(compactJSON(data)) + `]}`))
+		if err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("native"), err)
+		}
+		p.native = &msg.Content.Blocks[0]
 	}
 	if (c.IsSet("summary") || c.IsSet("native")) && (c.Args().Len() == 0 && !c.Bool("all")) &&
 		(c.String("summary") == "-" || c.String("native") == "-") {

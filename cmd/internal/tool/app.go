@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -129,7 +130,10 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		// is never reported as failed.
 		return err
 	}
-	err := app.RunContext(ctx, reorderArgs(args, app.Flags))
+	err := validArgs(args)
+	if err == nil {
+		err = app.RunContext(ctx, reorderArgs(args, app.Flags))
+	}
 	var te *Error
 	if errors.As(err, &te) && te.Partial && c != nil {
 		stdout.Write(c.out.Bytes())
@@ -208,4 +212,15 @@ func reorderArgs(args []string, flags []cli.Flag) []string {
 		out = append(out, pos...)
 	}
 	return out
+}
+
+// validArgs refuses arguments that are not UTF-8, as stdin is: stored,
+// they would become U+FFFD and no longer be what the user gave.
+func validArgs(args []string) error {
+	for i, a := range args[min(1, len(args)):] {
+		if !utf8.ValidString(a) {
+			return DataErrf("argument %d is not valid UTF-8", i+1)
+		}
+	}
+	return nil
 }

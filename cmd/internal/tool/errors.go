@@ -93,10 +93,10 @@ func exitStatus(err error) (int, []string) {
 	return ExitFailure, nil
 }
 
-// errorLine makes err one lowercase line without a trailing period.
+// errorLine folds err onto one line. Our messages end without a period;
+// trimming periods would eat a user's reference such as "..".
 func errorLine(err error) string {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	msg = strings.TrimRight(msg, ".")
 	if msg == "" {
 		return "failed"
 	}

@@ -134,7 +134,7 @@ func TestExitStatus(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", c.err, got, c.want)
 		}
 	}
-	if got := errorLine(errors.New("two\nlines.")); got != "two lines" {
+	if got := errorLine(errors.New("invalid session reference ..\nsecond")); got != "invalid session reference .. second" {
 		t.Errorf("errorLine: %q", got)
 	}
 }

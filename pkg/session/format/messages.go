@@ -47,16 +47,20 @@ func ParseMessages(data []byte) (Batch, error) {
 	}
 }
 
+// syntaxError places a decoding error: a syntax error at its own offset
+// (the decoder counts from the start of the stream), a value cut short at
+// the line where that value starts.
 func syntaxError(data []byte, start int64, err error) error {
-	off := start
+	begin := int(start) + len(data[start:]) - len(bytes.TrimLeft(data[start:], " \t\r\n"))
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = start + se.Offset
+	if errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		off := min(int(se.Offset), len(data))
+		if off > 0 {
+			off-- // Offset is just past the offending byte
+		}
+		return &session.InvalidError{Msg: fmt.Sprintf("invalid JSON on line %d", 1+bytes.Count(data[:off], []byte{'\n'}))}
 	}
-	if int(off) > len(data) {
-		off = int64(len(data))
-	}
-	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	line := 1 + bytes.Count(data[:begin], []byte{'\n'})
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return &session.InvalidError{Msg: fmt.Sprintf("invalid JSON: input ends inside a value (line %d)", line)}
 	}

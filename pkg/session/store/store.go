@@ -197,8 +197,9 @@ func checkOurs(dir string) error {
 	if empty {
 		return nil
 	}
-	// db, when there, must be Badger's directory: empty, or holding a
-	// MANIFEST. A project's own db/ folder is not ours to write in.
+	// db, when there, must be Badger's directory, holding nothing but
+	// Badger's files (another command may be creating them right now). A
+	// project's own db/ folder is not ours to write in.
 	fi, err := os.Stat(filepath.Join(dir, "db"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -212,10 +213,26 @@ func checkOurs(dir string) error {
 	if err != nil {
 		return mapErr("open", err)
 	}
-	if len(entries) == 0 || exists(filepath.Join(dir, "db", "MANIFEST")) {
-		return nil
+	for _, e := range entries {
+		if !isBadgerFile(e.Name()) {
+			return notStoreError(dir, false)
+		}
 	}
-	return notStoreError(dir, false)
+	return nil
+}
+
+// isBadgerFile reports whether name is one of the files Badger keeps.
+func isBadgerFile(name string) bool {
+	switch name {
+	case "MANIFEST", "MANIFEST-REWRITE", "KEYREGISTRY", "KEYREGISTRY-REWRITE", "LOCK", "DISCARD":
+		return true
+	}
+	for _, ext := range []string{".sst", ".vlog", ".mem"} {
+		if base, ok := strings.CutSuffix(name, ext); ok && base != "" && strings.Trim(base, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // storeEntries are the only names a store directory holds.
