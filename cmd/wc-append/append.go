@@ -213,6 +213,9 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 			p.usage.Add(*batch.Usage)
 		}
 	}
+	if err := session.CheckSizes(p.msgs, !p.noCap); err != nil {
+		return nil, tool.DataErrf("%v", err)
+	}
 	return p, nil
 }
 

@@ -161,6 +161,9 @@ func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
 		if err != nil {
 			return nil, tool.DataErrf("stdin: %v", err)
 		}
+		if err := session.CheckSizes(batch.Messages, false); err != nil {
+			return nil, tool.DataErrf("stdin: %v", err)
+		}
 		in.msgs = batch.Messages
 	case "revert":
 		if c.IsSet("index") {
@@ -253,6 +256,17 @@ func fork(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) err
 		}
 		f.NextSeq = uint64(len(nodes)) + 1
 		f.SetHead(&nodes[len(nodes)-1])
+	}
+	// Spilled output lives in the session's own range: copy what the path
+	// points at, before the metadata that makes the fork visible.
+	for _, sum := range session.BlobRefs(nodes) {
+		data, err := st.Blob(m.ID, sum)
+		if err != nil {
+			return err
+		}
+		if err := st.PutBlob(f.ID, sum, data); err != nil {
+			return err
+		}
 	}
 	if err := st.Commit(&f, nodes); err != nil {
 		return err

@@ -72,6 +72,9 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, error) {
 		}
 		for i := range imported {
 			imp := &imported[i]
+			if err := checkShareSizes(&imp.Share); err != nil {
+				return nil, tool.DataErrf("%s: %v", name, err)
+			}
 			meta, nodes := session.FromShare(&imp.Share, tool.NewID(), c.Now)
 			if c.IsSet("project") || meta.ProjectPath == "" {
 				if meta.ProjectPath, err = c.ProjectDir(); err != nil {
@@ -102,6 +105,19 @@ func commit(c *tool.Ctx, sessions []importedSession) error {
 			SourceID string         `json:"source_id,omitempty"`
 			Skipped  map[string]int `json:"skipped,omitempty"`
 		}{sessions[i].meta.Info(), sessions[i].sourceID, sessions[i].skipped}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkShareSizes applies the message size limit to every path of a share.
+func checkShareSizes(sh *session.Share) error {
+	if err := session.CheckSizes(sh.Messages, false); err != nil {
+		return err
+	}
+	for _, b := range sh.Branches {
+		if err := session.CheckSizes(b.Messages, false); err != nil {
 			return err
 		}
 	}

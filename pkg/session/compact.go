@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -705,4 +706,29 @@ func TranscriptForFullSummary(msgs []Message, max int) string {
 		max = FullTranscriptMaxChars
 	}
 	return MessagesTranscript(msgs, max)
+}
+
+// BlobRefs lists the spilled bodies the nodes point at, each once.
+func BlobRefs(nodes []Node) [][32]byte {
+	var out [][32]byte
+	seen := map[[32]byte]bool{}
+	for i := range nodes {
+		raw := string(nodes[i].Msg.AppendJSON(nil))
+		for {
+			j := strings.Index(raw, BlobRefPrefix)
+			if j < 0 {
+				break
+			}
+			raw = raw[j+len(BlobRefPrefix):]
+			if len(raw) < 64 {
+				break
+			}
+			var sum [32]byte
+			if _, err := hex.Decode(sum[:], []byte(raw[:64])); err == nil && !seen[sum] {
+				seen[sum] = true
+				out = append(out, sum)
+			}
+		}
+	}
+	return out
 }

@@ -163,3 +163,21 @@ func (m *Meta) AddUsage(u Usage, now time.Time) {
 	m.Usage.Add(u)
 	m.Touch(now)
 }
+
+// CheckSizes refuses a message whose JSON is over MaxMessageBytes. Tool
+// output about to be capped is exempt when cap is true.
+func CheckSizes(msgs []Message, cap bool) error {
+	for i := range msgs {
+		m := &msgs[i]
+		if cap && m.Role == RoleTool && !m.Content.IsBlocks {
+			continue
+		}
+		if messageSizeHint(m) < MaxMessageBytes/2 {
+			continue // far below the limit: no need to encode it
+		}
+		if size := len(m.AppendJSON(nil)); size > MaxMessageBytes {
+			return invalidf("message %d is %d MiB, over the %d MiB limit", i+1, size>>20, MaxMessageBytes>>20)
+		}
+	}
+	return nil
+}

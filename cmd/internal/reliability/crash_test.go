@@ -64,10 +64,6 @@ type crashOp struct {
 	kill     time.Duration
 
 	res, ref result
-	// failedKnown: the command failed because a killed one left an empty
-	// log file (testdata/knownbugs/empty-log-file.txtar); it must have
-	// changed nothing.
-	failedKnown bool
 }
 
 func (op *crashOp) String() string {
@@ -315,7 +311,7 @@ func (w *crashWorld) compare(before, cur, ref state, ops []*crashOp) []error {
 	printed := map[*crashOp][]gjson.Result{}
 	for _, op := range ops {
 		if op.document {
-			if !op.res.Killed && !op.failedKnown && op.res.Stdout != op.ref.Stdout {
+			if !op.res.Killed && op.res.Stdout != op.ref.Stdout {
 				bad("%v printed a document that differs from its reference run's", op)
 			}
 			continue
@@ -329,7 +325,7 @@ func (w *crashWorld) compare(before, cur, ref state, ops []*crashOp) []error {
 		lines = slices.DeleteFunc(lines, func(l gjson.Result) bool { return l.Get("error").Exists() })
 		printed[op] = lines
 		refLines, _ := jsonLines(op.ref.Stdout)
-		if !op.res.Killed && !op.failedKnown && len(lines) != len(refLines) {
+		if !op.res.Killed && len(lines) != len(refLines) {
 			bad("%v printed %d lines, its reference run %d", op, len(lines), len(refLines))
 		}
 		for i, l := range lines {
@@ -353,12 +349,6 @@ func (w *crashWorld) compare(before, cur, ref state, ops []*crashOp) []error {
 					what = readBy[id].kind + " only reads it"
 				}
 				bad("session %s changed, but %s: %v", id, what, err)
-			}
-			continue
-		}
-		if op.failedKnown {
-			if err := sameExact(c, b); err != nil {
-				bad("session %s changed, but %v failed: %v", id, op, err)
 			}
 			continue
 		}

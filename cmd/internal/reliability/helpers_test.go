@@ -230,9 +230,6 @@ type sessRec struct {
 	meta  session.Meta
 	nodes map[uint64]*nodeRec
 	blobs map[string]bool // sha256 hex of blobs the active path points at, present and intact
-	// forkBlobs counts blobs found only in the session's origin (a known
-	// bug, tolerated unless WC_KNOWN_BUGS=1).
-	forkBlobs int
 }
 
 // size is the bytes of its messages.
@@ -299,14 +296,6 @@ func readState(dir string) (state, error) {
 					copy(key[:], b)
 					data, err := st.Blob(m.ID, key)
 					s.blobs[sum] = err == nil && sha256.Sum256(data) == key
-					if !s.blobs[sum] && m.ForkedFrom != nil && !strictKnownBugs {
-						// A fork points at blobs its origin keeps
-						// (testdata/knownbugs/fork-loses-blobs.txtar).
-						if data, err := st.Blob(m.ForkedFrom.ID, key); err == nil && sha256.Sum256(data) == key {
-							s.blobs[sum] = true
-							s.forkBlobs++
-						}
-					}
 				}
 			}
 		}
