@@ -131,6 +131,9 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := session.CheckNesting(data); err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("native"), err)
+		}
 		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
 			return nil, tool.DataErrf("%s is not a JSON object", c.String("native"))
 		}

@@ -645,3 +645,35 @@ func appendRawOr(dst, raw []byte, def string) []byte {
 	}
 	return append(dst, raw...)
 }
+
+// MaxJSONDepth bounds the nesting of any JSON wc reads, the same for every
+// command and format: far beyond real transcripts and schemas, and low
+// enough that every consumer (whycodes, jq) can read back what wc writes.
+const MaxJSONDepth = 512
+
+// CheckNesting refuses JSON nested deeper than MaxJSONDepth.
+func CheckNesting(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > MaxJSONDepth {
+				return invalidf("JSON nested deeper than %d levels", MaxJSONDepth)
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
+}

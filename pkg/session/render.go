@@ -78,8 +78,7 @@ func (mw *MarkdownWriter) Message(m *Message) error {
 		if m.Role == RoleTool {
 			b = appendFence(b, resultInfo(m.IsError), m.Content.Text)
 		} else {
-			b = append(b, m.Content.Text...)
-			b = append(b, "\n\n"...)
+			b = appendMarkdownText(b, m.Content.Text)
 		}
 		return mw.flush(b)
 	}
@@ -144,8 +143,7 @@ func resultInfo(isError bool) string {
 func appendMarkdownBlock(b []byte, blk *Block) []byte {
 	switch blk.Type {
 	case BlockText:
-		b = append(b, blk.Text...)
-		return append(b, "\n\n"...)
+		return appendMarkdownText(b, blk.Text)
 	case BlockToolUse:
 		return appendFence(b, "tool", blk.Name+"\n"+prettyJSON(blk.Input))
 	case BlockToolResult:
@@ -160,6 +158,50 @@ func appendMarkdownBlock(b []byte, blk *Block) []byte {
 	b = append(b, "*["...)
 	b = append(b, strings.ReplaceAll(oneLine(blk.Type), "]", "")...)
 	return append(b, "]*\n\n"...)
+}
+
+// appendMarkdownText writes text as markdown, closing any code fence it
+// leaves open (a reply cut off mid-block, say), so that it cannot swallow
+// what follows.
+func appendMarkdownText(b []byte, text string) []byte {
+	b = append(b, text...)
+	if fence := openFence(text); fence != "" {
+		if !strings.HasSuffix(text, "\n") {
+			b = append(b, '\n')
+		}
+		b = append(b, fence...)
+	}
+	return append(b, "\n\n"...)
+}
+
+// openFence returns the opening run of a code fence that text leaves open,
+// following CommonMark: three or more backticks or tildes, indented at most
+// three spaces, closed only by a bare run of the same character at least as
+// long.
+func openFence(text string) string {
+	open := ""
+	for line := range strings.Lines(text) {
+		l := strings.TrimRight(line, "\r\n")
+		t := strings.TrimLeft(l, " ")
+		if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+			continue
+		}
+		n := 0
+		for n < len(t) && t[n] == t[0] {
+			n++
+		}
+		switch {
+		case n < 3:
+		case open == "":
+			if t[0] == '`' && strings.Contains(t[n:], "`") {
+				continue // not a fence: a backtick fence's info has no backticks
+			}
+			open = t[:n]
+		case t[0] == open[0] && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+			open = ""
+		}
+	}
+	return open
 }
 
 // appendFence writes body in a fenced block whose fence is longer than any

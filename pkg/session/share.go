@@ -134,6 +134,9 @@ var shareKnown = map[string]bool{
 // bare array of messages. raw must be valid JSON.
 func DecodeShare(raw []byte) (Share, error) {
 	var sh Share
+	if err := CheckNesting(raw); err != nil {
+		return sh, err
+	}
 	doc := gjson.ParseBytes(raw)
 	if doc.IsArray() {
 		msgs, err := decodeMessageList(doc, "message")

@@ -22,7 +22,7 @@ var hostile = []string{
 	"`starts and ends with a backtick`",
 	"```go\nfunc main() {}\n```\n\n# not a heading\n---\n| not | a table |",
 	// Unbalanced: only ever inside a fence here. As raw message text it
-	// would open a fence that swallows what follows (testdata/knownbugs/open-fence-in-text.txtar).
+	// would open a fence; the export closes it (cmd/wc-export/testdata/markdown-open-fence.txtar).
 	"``````````\nten backticks above\n~~~\ntildes too\n   ```   \nindented fence",
 }
 

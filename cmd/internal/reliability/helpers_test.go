@@ -665,14 +665,10 @@ func walLeft(storeDir string) bool {
 	return false
 }
 
-// strictKnownBugs turns the tolerance of known product bugs off: with
-// WC_KNOWN_BUGS=1 the suites fail on them, and knownbugs_test.go runs.
-var strictKnownBugs = os.Getenv("WC_KNOWN_BUGS") != ""
-
 // emptyLogFiles lists the zero-length value logs and memtables in the store:
 // what a writer killed between creating such a file and sizing it leaves.
-// Badger then refuses every open until a read-write one bootstraps the
-// file, and that open fails too (knownbugs/empty-log-file.txtar).
+// Badger would refuse every open; the store removes them under the
+// exclusive lock (cmd/wc-ls/testdata/crash-empty-log.txtar).
 func emptyLogFiles(storeDir string) []string {
 	var out []string
 	for _, pat := range []string{"*.vlog", "*.mem"} {

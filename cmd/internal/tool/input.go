@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
@@ -131,6 +132,9 @@ func (c *Ctx) StdinRefs() ([]string, error) {
 
 // ParseRefs reads the stdin reference grammar.
 func ParseRefs(data []byte) ([]string, error) {
+	if err := session.CheckNesting(data); err != nil {
+		return nil, DataErrf("stdin: %v", err)
+	}
 	var refs []string
 	line := 1
 	for pos := 0; pos < len(data); {

@@ -99,6 +99,9 @@ type Imported struct {
 // "(not json)", "(not a record)", "(invalid block)", "(duplicate record)".
 func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
+	if err := session.CheckNesting(data); err != nil {
+		return nil, err
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, badInputf("empty input")
 	}

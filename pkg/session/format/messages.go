@@ -25,6 +25,9 @@ type Batch struct {
 // Anthropic message, an OpenAI chat completion). Either all of it is valid
 // or nothing is returned.
 func ParseMessages(data []byte) (Batch, error) {
+	if err := session.CheckNesting(data); err != nil {
+		return Batch{}, err
+	}
 	var b Batch
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
