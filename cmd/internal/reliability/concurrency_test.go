@@ -3,7 +3,6 @@ package reliability
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,18 +39,14 @@ func (f *failures) fatal(t *testing.T, what string) {
 	fatalErrs(t, what, f.errs)
 }
 
-// appendsPerWriter is 200 with WC_RELIABILITY_FULL=1 (the 8 × 200),
-// 40 by default and 10 with -short: 1,600 appends are 1,600 processes that
-// each hold the store's exclusive lock in turn, about a minute on a shared
-// two-core machine when each opens the store itself.
+// appendsPerWriter is the 200 (8 × 200 = 1,600 processes that each
+// hold the store's exclusive lock in turn: about a minute on a shared
+// two-core machine for both modes), 10 with -short.
 func appendsPerWriter() int {
-	switch {
-	case os.Getenv("WC_RELIABILITY_FULL") != "":
-		return 200
-	case testing.Short():
+	if testing.Short() {
 		return 10
 	}
-	return 40
+	return 200
 }
 
 // reader runs wc-ls, wc-export --format jsonl and --format info on id in
