@@ -49,6 +49,12 @@ func notStoreError(path string, isFile bool) error {
 	return &textError{msg: path + " is not a wc store directory", kind: ErrNotStore}
 }
 
+// foreignDirError refuses a directory that holds something a store does not,
+// naming it so that the user can see why.
+func foreignDirError(dir, entry string) error {
+	return &textError{msg: dir + " is not a wc store directory (it holds " + entry + ")", kind: ErrNotStore}
+}
+
 // RefError is a session reference that cannot name a session at all (too
 // short, not hex). Commands treat it as a usage error.
 type RefError struct{ Ref string }

@@ -184,7 +184,7 @@ func TestNotStore(t *testing.T) {
 			t.Errorf("file, mode %v: %v", mode, err)
 		}
 		_, err = Open(Options{Dir: foreign}, mode)
-		if !errors.Is(err, ErrNotStore) || err.Error() != foreign+" is not a wc store directory" {
+		if !errors.Is(err, ErrNotStore) || err.Error() != foreign+" is not a wc store directory (it holds notes.txt)" {
 			t.Errorf("foreign dir, mode %v: %v", mode, err)
 		}
 	}

@@ -184,7 +184,7 @@ func checkOurs(dir string) error {
 		for _, n := range names {
 			empty = false
 			if !storeEntries[n] {
-				return notStoreError(dir, false)
+				return foreignDirError(dir, n)
 			}
 		}
 		if err == io.EOF || len(names) == 0 {
@@ -207,7 +207,7 @@ func checkOurs(dir string) error {
 	case err != nil:
 		return mapErr("open", err)
 	case !fi.IsDir():
-		return notStoreError(dir, false)
+		return foreignDirError(dir, "db, a file")
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, "db"))
 	if err != nil {
@@ -215,7 +215,7 @@ func checkOurs(dir string) error {
 	}
 	for _, e := range entries {
 		if !isBadgerFile(e.Name()) {
-			return notStoreError(dir, false)
+			return foreignDirError(dir, filepath.Join("db", e.Name()))
 		}
 	}
 	return nil
@@ -224,7 +224,7 @@ func checkOurs(dir string) error {
 // isBadgerFile reports whether name is one of the files Badger keeps.
 func isBadgerFile(name string) bool {
 	switch name {
-	case "MANIFEST", "MANIFEST-REWRITE", "KEYREGISTRY", "KEYREGISTRY-REWRITE", "LOCK", "DISCARD":
+	case "MANIFEST", "MANIFEST-REWRITE", "KEYREGISTRY", "REWRITE-KEYREGISTRY", "LOCK", "DISCARD":
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {
