@@ -85,20 +85,29 @@ func ownBlocks(m *Message) {
 func TruncateToolResults(msgs []Message) int {
 	changed := 0
 	for i := range msgs {
-		m := &msgs[i]
-		if m.Role == RoleTool && !m.Content.IsBlocks {
-			changed += capBody(&m.Content.Text, ToolResultMaxChars)
-			continue
+		changed += capToolBodies(&msgs[i], ToolResultMaxChars)
+	}
+	return changed
+}
+
+// capToolBodies caps a message's tool output: the text of a tool message
+// and its text blocks, and string toolresult blocks in any message.
+func capToolBodies(m *Message, max int) int {
+	if !m.Content.IsBlocks {
+		if m.Role == RoleTool {
+			return capBody(&m.Content.Text, max)
 		}
-		ownBlocks(m)
-		for j := range m.Content.Blocks {
-			b := &m.Content.Blocks[j]
-			switch {
-			case b.Type == BlockToolResult && b.ResultRaw == nil:
-				changed += capBody(&b.Result, ToolResultMaxChars)
-			case b.Type == BlockText && m.Role == RoleTool:
-				changed += capBody(&b.Text, ToolResultMaxChars)
-			}
+		return 0
+	}
+	ownBlocks(m)
+	changed := 0
+	for j := range m.Content.Blocks {
+		b := &m.Content.Blocks[j]
+		switch {
+		case b.Type == BlockToolResult && b.ResultRaw == nil:
+			changed += capBody(&b.Result, max)
+		case b.Type == BlockText && m.Role == RoleTool:
+			changed += capBody(&b.Text, max)
 		}
 	}
 	return changed
@@ -122,21 +131,7 @@ func oldToolMessages(msgs []Message) []int {
 func capOldToolBodies(msgs []Message, max int) int {
 	changed := 0
 	for _, i := range oldToolMessages(msgs) {
-		m := &msgs[i]
-		if !m.Content.IsBlocks {
-			changed += capBody(&m.Content.Text, max)
-			continue
-		}
-		ownBlocks(m)
-		for j := range m.Content.Blocks {
-			b := &m.Content.Blocks[j]
-			switch {
-			case b.Type == BlockText:
-				changed += capBody(&b.Text, max)
-			case b.Type == BlockToolResult && b.ResultRaw == nil:
-				changed += capBody(&b.Result, max)
-			}
-		}
+		changed += capToolBodies(&msgs[i], max)
 	}
 	return changed
 }
