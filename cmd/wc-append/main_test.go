@@ -12,6 +12,8 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
+func TestMain(m *testing.M) { tooltest.Main(m) }
+
 func TestScripts(t *testing.T) { tooltest.RunScripts(t, "testdata") }
 
 func TestManPage(t *testing.T) { tooltest.CheckManPage(t, &spec) }

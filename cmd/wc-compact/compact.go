@@ -45,7 +45,11 @@ func compact(c *tool.Ctx) error {
 	if p.print || p.dryRun {
 		mode = store.Read
 	}
-	st, err := c.Open(mode)
+	open := c.Open
+	if c.Bool("all") || len(refs) > 1 {
+		open = c.OpenBulk
+	}
+	st, err := open(mode)
 	if err != nil {
 		return err
 	}
@@ -77,6 +81,9 @@ func compact(c *tool.Ctx) error {
 			}
 		}
 		progress(i + 1)
+		if err := st.Settle(); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("%d of %d sessions failed", failed, len(ids)), Partial: true}

@@ -26,6 +26,8 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
+func TestMain(m *testing.M) { tooltest.Main(m) }
+
 // lockTimeout is generous on purpose: a command that gives up on the lock is
 // a failure in these suites, and the machine may be shared.
 const lockTimeout = "10m"

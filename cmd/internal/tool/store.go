@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -76,6 +77,40 @@ func (c *Ctx) Open(mode store.Mode) (store.Handle, error) {
 	}
 	c.OnClose(st.Close)
 	return st, nil
+}
+
+// OpenBulk opens the store for a batch over many sessions: always in this
+// process (batches would only stream through a resident process), tuned so
+// that memory stays bounded by the largest session rather than the store.
+// The caller calls Settle between sessions.
+func (c *Ctx) OpenBulk(mode store.Mode) (store.Handle, error) {
+	dir, err := c.StoreDir()
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.Duration("lock-timeout")
+	if timeout < 0 {
+		return nil, Usagef("--lock-timeout must not be negative")
+	}
+	limitMemory()
+	st, err := store.Open(store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync"), Bulk: true}, mode)
+	if err != nil {
+		return nil, err
+	}
+	c.OnClose(st.Close)
+	return st, nil
+}
+
+// bulkMemoryLimit is the Go heap's soft limit in batch work: Badger's
+// builders and each session's decoded copies are garbage soon after use,
+// and without a limit the heap doubles between collections.
+const bulkMemoryLimit = 160 << 20
+
+// limitMemory sets the soft limit unless GOMEMLIMIT already chose one.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(bulkMemoryLimit)
+	}
 }
 
 // NewID returns a random UUID v4.

@@ -39,8 +39,8 @@ func ModuleRoot(t testing.TB) string {
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
-// Binaries builds every wc command into a temporary directory, once per
-// test process, and returns that directory.
+// Binaries builds every wc command (and benchgen) into a temporary
+// directory, once per test process, and returns that directory.
 func Binaries(t testing.TB) string {
 	t.Helper()
 	root := ModuleRoot(t)
@@ -49,7 +49,8 @@ func Binaries(t testing.TB) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...")
+		// benchgen too: the benchmark scripts are tested at a small size.
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...", "./scripts/benchgen")
 		cmd.Dir = root
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -61,6 +62,17 @@ func Binaries(t testing.TB) string {
 		t.Fatalf("building the wc commands: %v", buildErr)
 	}
 	return binDir
+}
+
+// Main runs a package's tests and then removes the binaries Binaries
+// built: each test process builds its own, about 100 MB of them.
+// Use it as func TestMain(m *testing.M) { tooltest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 type buildError struct {

@@ -13,18 +13,31 @@ import (
 func (s *Store) maintain() error {
 	total, l0 := s.Tables()
 	if l0 >= flattenL0 {
-		if err := s.db.Flatten(1); err != nil {
-			return mapErr("flatten", err)
+		if err := s.flatten(); err != nil {
+			return err
 		}
 		total, _ = s.Tables()
 	}
 	if s.wrote.Load() {
 		total++ // the memtable Close is about to flush
 	}
-	if s.rebuildAt > 0 && total > s.rebuildAt {
+	if s.rebuildAt > 0 && total > s.rebuildAt && total > 2*s.rebuiltTables() {
 		return s.rebuild()
 	}
 	return nil
+}
+
+// rebuiltTables estimates the tables a rebuild would leave: the store's
+// bytes in tables of BaseTableSize. A store of a few hundred full tables
+// is simply large (its open cost grows with its size, not with the number
+// of commands run), and rebuilding it would only give as many tables again,
+// at every writer's close.
+func (s *Store) rebuiltTables() int {
+	var size int64
+	for _, l := range s.db.Levels() {
+		size += l.Size
+	}
+	return int(size/s.db.Opts().BaseTableSize) + 1
 }
 
 // rebuild streams the store into Dir/db.new and swaps it in (badger.md

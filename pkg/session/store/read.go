@@ -310,6 +310,7 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 				return corrupt(key, "node %d vanished", seq)
 			}
 			err := it.Item().Value(func(v []byte) error {
+				s.moved.Add(int64(len(v)))
 				n, derr := session.DecodeNode(seq, v)
 				if derr != nil {
 					return corrupt(key, "node %d is malformed: %v", seq, derr)

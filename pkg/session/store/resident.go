@@ -30,6 +30,8 @@ type Handle interface {
 	PutBlob(id string, sum [32]byte, data []byte) error
 	Blob(id string, sum [32]byte) ([]byte, error)
 	Collect(m *session.Meta, dryRun bool) (Freed, error)
+	// Settle marks a point between the items of a batch (see Store.Settle).
+	Settle() error
 	Close() error
 }
 
@@ -665,6 +667,9 @@ func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 
 // Close ends the command's session: for a writer, the server syncs what
 // was written before answering, so that what is printed next is on disk.
+// Settle does nothing: the resident process bounds its own memory.
+func (c *Client) Settle() error { return nil }
+
 func (c *Client) Close() error {
 	if c.closed {
 		return nil

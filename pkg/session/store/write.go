@@ -49,6 +49,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
 		}
 	}
+	for _, v := range vals {
+		s.moved.Add(int64(len(v)))
+	}
 	metaVal := session.EncodeMeta(meta)
 	if len(metaVal) > maxValueSize {
 		return tooLarge("session metadata", len(metaVal))

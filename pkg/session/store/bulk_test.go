@@ -1,0 +1,141 @@
+package store
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// noisyChain is chain with incompressible text, so that tables fill up.
+func noisyChain(rng *rand.Rand, n, size int) []session.Node {
+	nodes := make([]session.Node, n)
+	raw := make([]byte, size/2)
+	for i := range nodes {
+		for j := range raw {
+			raw[j] = byte(rng.Uint32())
+		}
+		var parent *session.Node
+		if i > 0 {
+			parent = &nodes[i-1]
+		}
+		nodes[i] = session.Child(parent, uint64(i+1), userMsg(hex.EncodeToString(raw)))
+	}
+	return nodes
+}
+
+// A store of a few hundred full tables is large, not fragmented: rebuilding
+// it would leave as many tables again, and every writer would pay for a
+// full copy at close (a 600 MB store did, with 2 GB of RSS).
+func TestGrowthNoRebuildOfFullTables(t *testing.T) {
+	old := RebuildThreshold
+	defer func() { RebuildThreshold = old }()
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	sessions := map[string][]session.Node{}
+	for i := range 6 {
+		sessions[testID(uint32(i), i)] = noisyChain(rng, 128, 32<<10) // 4 MB each
+	}
+	create(t, dir, sessions)
+	r := open(t, dir, Read)
+	total, _ := r.Tables()
+	estimate := r.rebuiltTables()
+	mustClose(t, r)
+	t.Logf("%d tables, %d expected after a rebuild", total, estimate)
+	if total < 3 || 2*estimate < total+1 {
+		t.Fatalf("%d tables for %d after a rebuild: the store is not made of full tables, the test is moot", total, estimate)
+	}
+
+	RebuildThreshold = total - 1 // the next writer is past the threshold
+	before, err := os.Stat(filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := open(t, dir, Write)
+	if err := appendOne(w, testID(0, 0), "one more"); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	after, err := os.Stat(filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Errorf("a store of %d full tables was rebuilt", total)
+	}
+}
+
+// A bulk writer settles between items once enough data went
+// through, and nothing it wrote before or after is lost.
+func TestBulkSettle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	ids := make([]string, 40)
+	sessions := map[string][]session.Node{}
+	for i := range ids {
+		ids[i] = testID(uint32(i), i)
+		sessions[ids[i]] = noisyChain(rng, 64, 32<<10) // 2 MB each
+	}
+	create(t, dir, sessions)
+
+	s, err := Open(Options{Dir: dir, LockTimeout: time.Second, Bulk: true}, Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		// Read the whole path and append one node, as a batch compaction does.
+		m, err := s.Meta(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pathSeqsOf(t, s, id, m.Head); len(got) != 64 {
+			t.Fatalf("session %d: path of %d nodes before", i, len(got))
+		}
+		if err := appendOne(s, id, fmt.Sprintf("settled %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Settle(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 40 sessions × 2 MB read: the handle must have settled at least once
+	// per settleBytes.
+	if want := 40 * (2 << 20) / settleBytes; s.settled < want {
+		t.Errorf("settled %d times over 80 MB read, want at least %d", s.settled, want)
+	}
+	mustClose(t, s)
+	if err := s.Settle(); err == nil {
+		t.Error("Settle after Close succeeded")
+	}
+
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	for i, id := range ids {
+		m, err := r.Meta(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pathSeqsOf(t, r, id, m.Head); len(got) != 65 {
+			t.Errorf("session %d: path of %d nodes after, want 65", i, len(got))
+		}
+	}
+}
+
+// Badger's cache advice, printed every minute of a long batch, is dropped;
+// other warnings pass, one line each.
+func TestWarnLoggerDropsCacheAdvice(t *testing.T) {
+	var buf strings.Builder
+	l := warnLogger{w: &buf}
+	l.Warningf("%s might be too small. Metrics: %s\n", "Block cache", "hit: 1 miss: 99")
+	l.Warningf("Cache life expectancy (in seconds): %+v\n", "histogram\nlines")
+	l.Warningf("While running doCompact: %v\n", "disk full")
+	if got, want := buf.String(), "wc: badger: While running doCompact: disk full\n"; got != want {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+}
