@@ -45,8 +45,9 @@ func compact(c *tool.Ctx) error {
 	if p.print || p.dryRun {
 		mode = store.Read
 	}
+	bulk := c.Bool("all") || len(refs) > 1
 	open := c.Open
-	if c.Bool("all") || len(refs) > 1 {
+	if bulk {
 		open = c.OpenBulk
 	}
 	st, err := open(mode)
@@ -64,11 +65,15 @@ func compact(c *tool.Ctx) error {
 	}
 	progress := c.Progress("compacting", len(ids))
 	failed := 0
+	// A bulk store takes calls from two goroutines; it closes after this
+	// returns, so the read in flight is waited for.
+	ahead := newReadAhead(st, ids, bulk)
+	defer ahead.wait()
 	for i, id := range ids {
 		if c.Context.Err() != nil {
 			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
 		}
-		if err := compactOne(c, st, id, p); err != nil {
+		if err := compactOne(c, st, ahead.take(i), p); err != nil {
 			if p.print {
 				return err
 			}
@@ -170,16 +175,72 @@ func compactJSON(data []byte) []byte {
 	return out.Bytes()
 }
 
+// loaded is a session's metadata and active path, read for compaction.
+type loaded struct {
+	id   string
+	m    session.Meta
+	path []session.Node
+	err  error
+}
+
+func load(st store.Handle, id string) *loaded {
+	l := &loaded{id: id}
+	if l.m, l.err = st.Meta(id); l.err != nil {
+		return l
+	}
+	l.err = st.Path(id, l.m.Head, func(n *session.Node) error { l.path = append(l.path, *n); return nil })
+	return l
+}
+
+// readAhead reads the next session of a batch on a second goroutine while
+// the current one is compacted and committed: reading and decoding are a
+// quarter of a batch's work, and the machine has another core. At most two
+// sessions are held at once. A session that comes twice in a row is read
+// again only after its first compaction committed.
+type readAhead struct {
+	st   store.Handle
+	ids  []string
+	on   bool
+	next chan *loaded // the read of ids[pending], or nil
+	pend int
+}
+
+func newReadAhead(st store.Handle, ids []string, on bool) *readAhead {
+	return &readAhead{st: st, ids: ids, on: on}
+}
+
+// take returns ids[i], read, and starts reading ids[i+1].
+func (r *readAhead) take(i int) *loaded {
+	var cur *loaded
+	if r.next != nil && r.pend == i {
+		cur = <-r.next
+	} else {
+		r.wait()
+		cur = load(r.st, r.ids[i])
+	}
+	r.next = nil
+	if r.on && i+1 < len(r.ids) && r.ids[i+1] != r.ids[i] {
+		ch := make(chan *loaded, 1)
+		go func(id string) { ch <- load(r.st, id) }(r.ids[i+1])
+		r.next, r.pend = ch, i+1
+	}
+	return cur
+}
+
+// wait lets a read in flight finish, so that nothing reads a closed store.
+func (r *readAhead) wait() {
+	if r.next != nil {
+		<-r.next
+		r.next = nil
+	}
+}
+
 // compactOne compacts one session and prints its line.
-func compactOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
-	m, err := st.Meta(id)
-	if err != nil {
-		return err
+func compactOne(c *tool.Ctx, st store.Handle, l *loaded, p *plan) error {
+	if l.err != nil {
+		return l.err
 	}
-	var path []session.Node
-	if err := st.Path(id, m.Head, func(n *session.Node) error { path = append(path, *n); return nil }); err != nil {
-		return err
-	}
+	id, m, path := l.id, l.m, l.path
 	msgs := make([]session.Message, len(path))
 	for i := range path {
 		msgs[i] = path[i].Msg
