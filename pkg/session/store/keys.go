@@ -7,15 +7,19 @@ import (
 
 // Key layout (DESIGN §3): every key of a session shares the prefix
 // "s"+id16, so one session is one contiguous range and its 'A' record sorts
-// first.
+// first. The listing range ("L"+time+id, listing.go) is the one range
+// outside the sessions'.
 const (
 	tagSession = 's'
 	tagMeta    = 'A'
 	tagBlob    = 'B'
 	tagNode    = 'N'
+	tagListing = 'L'
 
-	idLen         = 16
-	sessionKeyLen = 1 + idLen // "s"+id
+	idLen          = 16
+	sessionKeyLen  = 1 + idLen // "s"+id
+	listingTimeLen = 12        // seconds and nanoseconds, see listingTime
+	listingKeyLen  = 1 + listingTimeLen + idLen
 )
 
 var schemaKey = []byte("\x00v")
@@ -84,6 +88,30 @@ func nodeKey(id sid, seq uint64) []byte {
 
 func blobKey(id sid, sum [32]byte) []byte {
 	return append(append(sessionPrefix(id), tagBlob), sum[:]...)
+}
+
+// listingKey is "L", the update time inverted so that the newest sorts
+// first, and the id, which orders sessions updated at the same instant.
+func listingKey(id sid, updated [listingTimeLen]byte) []byte {
+	k := make([]byte, 1, listingKeyLen)
+	k[0] = tagListing
+	for _, b := range updated {
+		k = append(k, ^b)
+	}
+	return append(k, id[:]...)
+}
+
+// listingKeyTime returns the update time of a listing key, uninverted.
+func listingKeyTime(key []byte) (t [listingTimeLen]byte) {
+	for i := range t {
+		t[i] = ^key[1+i]
+	}
+	return t
+}
+
+func listingKeyID(key []byte) (id sid) {
+	copy(id[:], key[1+listingTimeLen:])
+	return id
 }
 
 // keySeq reads the seq from a node key ("s"+id+"N"+seq8).

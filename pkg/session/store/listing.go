@@ -1,0 +1,753 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/tidwall/gjson"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// The listing range holds one entry per session, "L"+time+id → summary,
+// ordered by update time, newest first, and written in the transaction that
+// writes the session's metadata. Listing the newest sessions then reads as
+// many entries as it prints instead of one metadata record per session
+// stored. It departs from DESIGN §3 ("no global secondary index keys"): every
+// write now touches this range as well as the session's own.
+
+// ListQuery selects and orders sessions as wc-ls does. The zero value
+// lists every session, most recently updated first; sessions updated at the
+// same instant come in id order.
+type ListQuery struct {
+	Project string    // an absolute directory: its sessions and those below it ("/": all)
+	Since   time.Time // updated at or after (zero: no bound)
+	Until   time.Time // updated before (zero: no bound)
+	Title   string    // a substring of the title
+	Grep    string    // a substring of any stored message, of any branch
+	Fold    bool      // Title and Grep ignore case
+	Oldest  bool      // least recently updated first
+	Limit   int       // at most this many sessions (0: all)
+}
+
+// listingBatch bounds the entries one transaction of a listing build
+// writes, far below what Badger's transactions hold. A variable so that
+// tests can lower it.
+var listingBatch = 1024
+
+// testHookListingBatch lets the crash test die between the transactions of
+// a listing build.
+var testHookListingBatch func(n int)
+
+// listingTime orders times as bytes: the seconds since 1970 with the sign
+// bit flipped, then the nanoseconds, both big endian.
+func listingTime(t time.Time) (b [listingTimeLen]byte) {
+	binary.BigEndian.PutUint64(b[:8], uint64(t.Unix())^(1<<63))
+	binary.BigEndian.PutUint32(b[8:], uint32(t.Nanosecond()))
+	return b
+}
+
+// updatedTime is the listing time of a stored updated_at. One that does not
+// parse is all zeros, older than any time that does (no RFC 3339 time is
+// that old), and never passes --since or --until.
+func updatedTime(updated string) [listingTimeLen]byte {
+	t, err := time.Parse(time.RFC3339Nano, updated)
+	if err != nil {
+		return [listingTimeLen]byte{}
+	}
+	return listingTime(t)
+}
+
+// The summary is what wc-ls filters on and prints, session.Info without
+// the id (it is in the key), in a layout read without reflection: a version
+// byte, the strings (length-prefixed, the project first for the filter),
+// flags, the counters as uvarints, the cost's float bits, then the optional
+// members.
+const summaryVersion = 1
+
+const (
+	flagCacheCreation = 1 << iota
+	flagCacheRead
+	flagApproximate
+	flagForked
+)
+
+func appendSummaryString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func encodeSummary(m *session.Meta) []byte {
+	titleSource := m.TitleSource
+	if titleSource == "" {
+		titleSource = session.TitleDefault // as DecodeMeta reads it back
+	}
+	b := make([]byte, 0, 96+len(m.ProjectPath)+len(m.Title)+len(m.CreatedAt)+len(m.UpdatedAt))
+	b = append(b, summaryVersion)
+	b = appendSummaryString(b, m.ProjectPath)
+	b = appendSummaryString(b, m.Title)
+	b = appendSummaryString(b, string(titleSource))
+	b = appendSummaryString(b, m.CreatedAt)
+	b = appendSummaryString(b, m.UpdatedAt)
+	var flags byte
+	if m.Usage.CacheCreationInputTokens != nil {
+		flags |= flagCacheCreation
+	}
+	if m.Usage.CacheReadInputTokens != nil {
+		flags |= flagCacheRead
+	}
+	if m.EditStats.Approximate {
+		flags |= flagApproximate
+	}
+	if m.ForkedFrom != nil {
+		flags |= flagForked
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, m.MessageCount)
+	b = binary.AppendUvarint(b, m.UserMessageCount)
+	b = binary.AppendUvarint(b, m.Tokens)
+	b = binary.AppendUvarint(b, m.Head)
+	b = binary.AppendUvarint(b, uint64(len(m.Branches)))
+	b = binary.AppendUvarint(b, m.Usage.InputTokens)
+	b = binary.AppendUvarint(b, m.Usage.OutputTokens)
+	b = binary.AppendUvarint(b, uint64(m.Cost.UnpricedSteps))
+	b = binary.AppendUvarint(b, m.EditStats.Added)
+	b = binary.AppendUvarint(b, m.EditStats.Removed)
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(m.Cost.USD))
+	if p := m.Usage.CacheCreationInputTokens; p != nil {
+		b = binary.AppendUvarint(b, *p)
+	}
+	if p := m.Usage.CacheReadInputTokens; p != nil {
+		b = binary.AppendUvarint(b, *p)
+	}
+	if f := m.ForkedFrom; f != nil {
+		b = appendSummaryString(b, f.ID)
+		b = binary.AppendUvarint(b, f.Seq)
+	}
+	return b
+}
+
+// summaryOf is the summary of m as a reader of its stored form metaVal
+// decodes it: the JSON encoder replaces invalid UTF-8, so such a string is
+// taken from the stored form instead.
+func summaryOf(m *session.Meta, metaVal []byte) ([]byte, error) {
+	valid := utf8.ValidString(m.ProjectPath) && utf8.ValidString(m.Title) && utf8.ValidString(string(m.TitleSource)) &&
+		utf8.ValidString(m.CreatedAt) && utf8.ValidString(m.UpdatedAt) && (m.ForkedFrom == nil || utf8.ValidString(m.ForkedFrom.ID))
+	if valid {
+		return encodeSummary(m), nil
+	}
+	stored, err := session.DecodeMeta(metaVal)
+	if err != nil {
+		return nil, err
+	}
+	return encodeSummary(&stored), nil
+}
+
+// summaryReader walks a summary; a malformed one sets bad and reads zeros.
+type summaryReader struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (r *summaryReader) fail() {
+	r.bad = true
+	r.pos = len(r.b)
+}
+
+func (r *summaryReader) byte() byte {
+	if r.pos >= len(r.b) {
+		r.fail()
+		return 0
+	}
+	r.pos++
+	return r.b[r.pos-1]
+}
+
+func (r *summaryReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b[r.pos:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+func (r *summaryReader) uint64() uint64 {
+	if len(r.b)-r.pos < 8 {
+		r.fail()
+		return 0
+	}
+	r.pos += 8
+	return binary.BigEndian.Uint64(r.b[r.pos-8:])
+}
+
+// span returns the bounds of the next string.
+func (r *summaryReader) span() (start, end int) {
+	n := r.uvarint()
+	if n > uint64(len(r.b)-r.pos) {
+		r.fail()
+		return r.pos, r.pos
+	}
+	start = r.pos
+	r.pos += int(n)
+	return start, r.pos
+}
+
+func newSummaryReader(v []byte) summaryReader {
+	r := summaryReader{b: v}
+	if r.byte() != summaryVersion {
+		r.fail()
+	}
+	return r
+}
+
+func damagedListing(id sid) error {
+	return fmt.Errorf("store: the listing entry of session %s is damaged", id)
+}
+
+// decodeSummary reads a summary into the Info of session id. Its strings
+// share one allocation.
+func decodeSummary(id sid, v []byte) (session.Info, error) {
+	r := newSummaryReader(v)
+	all := string(v)
+	str := func() string {
+		start, end := r.span()
+		return all[start:end]
+	}
+	info := session.Info{ID: id.String()}
+	info.ProjectPath = str()
+	info.Title = str()
+	info.TitleSource = session.TitleSource(str())
+	info.CreatedAt = str()
+	info.UpdatedAt = str()
+	flags := r.byte()
+	info.MessageCount = r.uvarint()
+	info.UserMessageCount = r.uvarint()
+	info.Tokens = r.uvarint()
+	info.Head = r.uvarint()
+	info.Branches = int(r.uvarint())
+	info.Usage.InputTokens = r.uvarint()
+	info.Usage.OutputTokens = r.uvarint()
+	unpriced := r.uvarint()
+	info.Cost.UnpricedSteps = uint32(unpriced)
+	info.EditStats.Added = r.uvarint()
+	info.EditStats.Removed = r.uvarint()
+	info.EditStats.Approximate = flags&flagApproximate != 0
+	info.Cost.USD = math.Float64frombits(r.uint64())
+	if flags&flagCacheCreation != 0 {
+		n := r.uvarint()
+		info.Usage.CacheCreationInputTokens = &n
+	}
+	if flags&flagCacheRead != 0 {
+		n := r.uvarint()
+		info.Usage.CacheReadInputTokens = &n
+	}
+	if flags&flagForked != 0 {
+		origin := &session.ForkOrigin{ID: str()}
+		origin.Seq = r.uvarint()
+		info.ForkedFrom = origin
+	}
+	if r.bad || r.pos != len(v) || unpriced > math.MaxUint32 || info.Branches < 0 {
+		return session.Info{}, damagedListing(id)
+	}
+	return info, nil
+}
+
+// listFilter is a ListQuery prepared for testing summaries.
+type listFilter struct {
+	q            ListQuery
+	projectSlash string // Project + "/"
+	title, grep  string // lowercased with Fold
+	since, until [listingTimeLen]byte
+}
+
+func newListFilter(q ListQuery) *listFilter {
+	f := &listFilter{q: q, projectSlash: q.Project + "/", title: q.Title, grep: q.Grep}
+	if q.Fold {
+		f.title, f.grep = strings.ToLower(f.title), strings.ToLower(f.grep)
+	}
+	if !q.Since.IsZero() {
+		f.since = listingTime(q.Since)
+	}
+	if !q.Until.IsZero() {
+		f.until = listingTime(q.Until)
+	}
+	return f
+}
+
+func (f *listFilter) bounded() bool { return !f.q.Since.IsZero() || !f.q.Until.IsZero() }
+
+// keepTime applies Since and Until to a listing time.
+func (f *listFilter) keepTime(t [listingTimeLen]byte) bool {
+	if !f.bounded() {
+		return true
+	}
+	if t == ([listingTimeLen]byte{}) { // unparseable
+		return false
+	}
+	if !f.q.Since.IsZero() && bytes.Compare(t[:], f.since[:]) < 0 {
+		return false
+	}
+	return f.q.Until.IsZero() || bytes.Compare(t[:], f.until[:]) < 0
+}
+
+// keepSummary applies Project and Title without decoding the summary.
+func (f *listFilter) keepSummary(id sid, v []byte) (bool, error) {
+	if f.q.Project == "" && f.title == "" {
+		return true, nil
+	}
+	r := newSummaryReader(v)
+	ps, pe := r.span()
+	ts, te := r.span()
+	if r.bad {
+		return false, damagedListing(id)
+	}
+	if project := v[ps:pe]; f.q.Project != "" && f.q.Project != "/" &&
+		string(project) != f.q.Project && !bytes.HasPrefix(project, []byte(f.projectSlash)) {
+		return false, nil
+	}
+	if f.title != "" {
+		title := v[ts:te]
+		if f.q.Fold {
+			title = bytes.ToLower(title)
+		}
+		if !bytes.Contains(title, []byte(f.title)) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// listVisit is offered each listing entry in order; it returns false to stop.
+type listVisit func(key, summary []byte) (more bool, err error)
+
+// listSummaries calls fn with the id and summary of each session q
+// selects, in q's order. summary is valid only during fn; fn's error is
+// returned as is. Without a listing range (a store a wc before it wrote,
+// opened read-only) it reads every session's metadata instead.
+func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error) error {
+	f := newListFilter(q)
+	var fnErr error
+	err := s.view(func(txn *badger.Txn) error {
+		listed := 0
+		visit := func(key, v []byte) (bool, error) {
+			id := listingKeyID(key)
+			if !f.keepTime(listingKeyTime(key)) {
+				return true, nil
+			}
+			if ok, err := f.keepSummary(id, v); err != nil || !ok {
+				return err == nil, err
+			}
+			if f.grep != "" {
+				found, err := sessionContains(txn, id, f.grep, q.Fold)
+				if err != nil || !found {
+					return err == nil, err
+				}
+			}
+			if fnErr = fn(id, v); fnErr != nil {
+				return false, fnErr
+			}
+			listed++
+			return q.Limit <= 0 || listed < q.Limit, nil
+		}
+		switch {
+		case !s.listed:
+			return scanListing(txn, f, visit)
+		case q.Oldest:
+			return oldestFirst(txn, f, visit)
+		}
+		return newestFirst(txn, f, visit)
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if errors.Is(err, errNoStore) {
+		return nil
+	}
+	return mapErr("list", err)
+}
+
+func newestFirst(txn *badger.Txn, f *listFilter, visit listVisit) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagListing}})
+	defer it.Close()
+	start := []byte{tagListing}
+	if !f.q.Until.IsZero() {
+		start = listingKey(sid{}, f.until) // the newest entries updated at Until, all skipped
+	}
+	for it.Seek(start); it.Valid(); it.Next() {
+		item := it.Item()
+		key := item.Key()
+		if len(key) != listingKeyLen {
+			return fmt.Errorf("store: a listing key is damaged")
+		}
+		if !f.q.Since.IsZero() {
+			if t := listingKeyTime(key); bytes.Compare(t[:], f.since[:]) < 0 {
+				return nil // older from here on
+			}
+		}
+		more := true
+		err := item.Value(func(v []byte) error {
+			var err error
+			more, err = visit(key, v)
+			return err
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// oldestFirst reads the range backwards. Sessions updated at the same
+// instant then come in descending id order, so each such group is held and
+// offered in ascending order, as a stable sort of the id-ordered sessions
+// would have them.
+func oldestFirst(txn *badger.Txn, f *listFilter, visit listVisit) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagListing}, Reverse: true})
+	defer it.Close()
+	start := listingKey(sid{}, [listingTimeLen]byte{}) // past the oldest entry
+	if !f.q.Since.IsZero() {
+		start = listingKey(sid{}, f.since)
+	}
+	for i := 1 + listingTimeLen; i < listingKeyLen; i++ {
+		start[i] = 0xff // the largest id
+	}
+	var group []listEntry
+	flush := func() (bool, error) {
+		for i := len(group) - 1; i >= 0; i-- {
+			if more, err := visit(group[i].key, group[i].summary); err != nil || !more {
+				return false, err
+			}
+		}
+		group = group[:0]
+		return true, nil
+	}
+	for it.Seek(start); it.Valid(); it.Next() {
+		item := it.Item()
+		key := item.Key()
+		if len(key) != listingKeyLen {
+			return fmt.Errorf("store: a listing key is damaged")
+		}
+		t := listingKeyTime(key)
+		if len(group) > 0 && t != listingKeyTime(group[0].key) {
+			if more, err := flush(); err != nil || !more {
+				return err
+			}
+		}
+		if !f.q.Until.IsZero() && t != ([listingTimeLen]byte{}) && bytes.Compare(t[:], f.until[:]) >= 0 {
+			break // newer from here on
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		group = append(group, listEntry{item.KeyCopy(nil), v})
+	}
+	_, err := flush()
+	return err
+}
+
+// listEntry is one entry of the listing range, as stored or as derived
+// from a session's metadata.
+type listEntry struct{ key, summary []byte }
+
+// scanListing derives the listing from every session's metadata and
+// offers it in f's order: what a store without a listing range lists.
+func scanListing(txn *badger.Txn, f *listFilter, visit listVisit) error {
+	entries, err := deriveListing(txn)
+	if err != nil {
+		return err
+	}
+	if f.q.Oldest {
+		slices.SortFunc(entries, func(a, b listEntry) int {
+			ta, tb := listingKeyTime(a.key), listingKeyTime(b.key)
+			if c := bytes.Compare(ta[:], tb[:]); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.key[1+listingTimeLen:], b.key[1+listingTimeLen:])
+		})
+	}
+	for _, e := range entries {
+		if more, err := visit(e.key, e.summary); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// deriveListing builds the listing entries from the metadata, in key order.
+func deriveListing(txn *badger.Txn) ([]listEntry, error) {
+	var entries []listEntry
+	err := eachMeta(txn, func(id sid, v []byte) error {
+		m, err := session.DecodeMeta(v)
+		if err != nil {
+			return corrupt(id, "its metadata is malformed")
+		}
+		entries = append(entries, listEntry{listingKey(id, updatedTime(m.UpdatedAt)), encodeSummary(&m)})
+		return nil
+	})
+	slices.SortFunc(entries, func(a, b listEntry) int { return bytes.Compare(a.key, b.key) })
+	return entries, err
+}
+
+// eachMeta calls fn with every session's stored metadata, in id order. It
+// reads one record per session and seeks past the session's nodes.
+func eachMeta(txn *badger.Txn, fn func(id sid, v []byte) error) error {
+	start := []byte{tagSession}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: start})
+	defer it.Close()
+	for it.Seek(start); it.Valid(); {
+		item := it.Item()
+		k := item.Key()
+		if len(k) <= sessionKeyLen {
+			it.Next()
+			continue
+		}
+		var id sid
+		copy(id[:], k[1:sessionKeyLen])
+		if k[sessionKeyLen] == tagMeta {
+			if err := item.Value(func(v []byte) error { return fn(id, v) }); err != nil {
+				return err
+			}
+		}
+		it.Seek(append(sessionPrefix(id), 0xff))
+	}
+	return nil
+}
+
+// sessionContains reports whether any visible node of the session holds
+// text (lowercase with fold), as Nodes and session.MessageContains would.
+func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, error) {
+	next, err := nextSeq(txn, id)
+	if err != nil {
+		return false, err
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
+	defer it.Close()
+	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
+		seq, ok := keySeq(it.Item().Key())
+		if !ok {
+			continue
+		}
+		if seq >= next {
+			break
+		}
+		found := false
+		err := it.Item().Value(func(v []byte) error {
+			n, err := session.DecodeNode(seq, v)
+			if err != nil {
+				return corrupt(id, "node %d is malformed: %v", seq, err)
+			}
+			found = session.MessageContains(&n.Msg, text, fold)
+			return nil
+		})
+		if err != nil || found {
+			return found, err
+		}
+	}
+	return false, nil
+}
+
+// ListInfo calls fn with the summary of each session q selects, in q's
+// order, reading one listing entry per session it offers (and, with a
+// project or title filter, per session it passes over). fn's error is
+// returned as is.
+func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
+	var fnErr error
+	err := s.listSummaries(q, func(id sid, v []byte) error {
+		info, err := decodeSummary(id, v)
+		if err != nil {
+			return err
+		}
+		fnErr = fn(&info)
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return mapErr("list", err)
+}
+
+// putMeta writes a session's metadata and its listing entry in txn, and
+// removes the entry of the metadata it replaces when the update time moved.
+func putMeta(txn *badger.Txn, id sid, m *session.Meta, metaVal, summary []byte) error {
+	key := listingKey(id, updatedTime(m.UpdatedAt))
+	old, err := storedListingKey(txn, id)
+	if err != nil {
+		return err
+	}
+	if old != nil && !bytes.Equal(old, key) {
+		if err := txn.Delete(old); err != nil {
+			return err
+		}
+	}
+	if err := txn.Set(key, summary); err != nil {
+		return err
+	}
+	return txn.Set(metaKey(id), metaVal)
+}
+
+// storedListingKey is the listing key of the session's stored metadata;
+// nil when there is none.
+func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
+	item, err := txn.Get(metaKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var key []byte
+	err = item.Value(func(v []byte) error {
+		key = listingKey(id, updatedTime(gjson.GetBytes(v, "updated_at").Str))
+		return nil
+	})
+	return key, err
+}
+
+// buildListing writes the listing range of a store a wc before it wrote
+// (schema 1), under the exclusive lock, in transactions of at most
+// listingBatch entries. What a build that crashed left is cleared first;
+// the schema record, written last, marks the range complete, and until
+// then readers list from the metadata.
+func (s *Store) buildListing() error {
+	batches := 0
+	var batch []listEntry
+	commit := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, e := range batch {
+				var err error
+				if e.summary == nil {
+					err = txn.Delete(e.key)
+				} else {
+					err = txn.Set(e.key, e.summary)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		s.wrote.Store(true)
+		batch = batch[:0]
+		batches++
+		if testHookListingBatch != nil {
+			testHookListingBatch(batches)
+		}
+		return nil
+	}
+	add := func(e listEntry) error {
+		batch = append(batch, e)
+		if len(batch) < listingBatch {
+			return nil
+		}
+		return commit()
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := []byte{tagListing}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(prefix); it.Valid(); it.Next() {
+			if err := add(listEntry{key: it.Item().KeyCopy(nil)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.db.View(func(txn *badger.Txn) error {
+			return eachMeta(txn, func(id sid, v []byte) error {
+				m, err := session.DecodeMeta(v)
+				if err != nil {
+					return corrupt(id, "its metadata is malformed")
+				}
+				return add(listEntry{listingKey(id, updatedTime(m.UpdatedAt)), encodeSummary(&m)})
+			})
+		})
+	}
+	if err == nil {
+		err = commit()
+	}
+	if err == nil {
+		err = s.stampSchema()
+	}
+	return mapErr("build the listing", err)
+}
+
+// CheckListing compares the listing range with the sessions' metadata: the
+// same sessions, in the same order, with the same summaries. It is what a
+// crash must never break.
+func (s *Store) CheckListing() error {
+	if s.db != nil && !s.listed {
+		return errors.New("store: the listing range is not built")
+	}
+	var problems []string
+	err := s.view(func(txn *badger.Txn) error {
+		want, err := deriveListing(txn)
+		if err != nil {
+			return err
+		}
+		prefix := []byte{tagListing}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		i := 0
+		for it.Seek(prefix); it.Valid() && len(problems) < 5; it.Next() {
+			item := it.Item()
+			key := item.Key()
+			if len(key) != listingKeyLen {
+				problems = append(problems, fmt.Sprintf("key %x is not a listing key", key))
+				continue
+			}
+			id := listingKeyID(key)
+			if i == len(want) || !bytes.Equal(key, want[i].key) {
+				problems = append(problems, fmt.Sprintf("entry %d is session %s (key %x), the metadata says %s", i, id, key, wantDesc(want, i)))
+				i++
+				continue
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(v, want[i].summary) {
+				problems = append(problems, fmt.Sprintf("the summary of session %s differs from its metadata", id))
+			}
+			i++
+		}
+		if i < len(want) && len(problems) < 5 {
+			problems = append(problems, fmt.Sprintf("%d sessions are missing from the listing, first %s", len(want)-i, wantDesc(want, i)))
+		}
+		return nil
+	})
+	if errors.Is(err, errNoStore) {
+		return nil
+	}
+	if err != nil {
+		return mapErr("check the listing", err)
+	}
+	if len(problems) > 0 {
+		return errors.New("store: the listing disagrees with the metadata: " + strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func wantDesc(want []listEntry, i int) string {
+	if i >= len(want) {
+		return "nothing more"
+	}
+	return fmt.Sprintf("session %s (key %x)", listingKeyID(want[i].key), want[i].key)
+}
