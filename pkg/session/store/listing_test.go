@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -381,12 +382,10 @@ func downgrade(t *testing.T, dir string) {
 	t.Helper()
 	s := open(t, dir, Write)
 	err := s.db.Update(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagListing}})
 		var keys [][]byte
-		for it.Rewind(); it.Valid(); it.Next() {
-			keys = append(keys, it.Item().KeyCopy(nil))
+		if err := eachListingKey(txn, func(k []byte) error { keys = append(keys, bytes.Clone(k)); return nil }); err != nil {
+			return err
 		}
-		it.Close()
 		for _, k := range keys {
 			if err := txn.Delete(k); err != nil {
 				return err
@@ -421,12 +420,7 @@ func countListing(t *testing.T, s *Store) int {
 	t.Helper()
 	n := 0
 	if err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagListing}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
+		return eachListingKey(txn, func([]byte) error { n++; return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -614,5 +608,77 @@ func TestSummaryRoundTrip(t *testing.T) {
 		if _, err := decodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session") {
 			t.Errorf("decoding %x: %v", bad, err)
 		}
+	}
+}
+
+// Shards of many entries are read a few at a time: queries whose bounds,
+// limits and ties fall across those reads answer as the reference does.
+func TestListingShardMerge(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Write)
+	defer mustClose(t, s)
+	rng := rand.New(rand.NewPCG(5, 6))
+	base := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	var times []time.Time
+	for i := range 700 {
+		// Three shards, uneven; update times that tie now and then.
+		head := []uint32{0x00000000, 0x01000000, 0xff000000}[rng.IntN(3)] | rng.Uint32N(1<<24)
+		id := testID(head, i)
+		tm := base.Add(time.Duration(rng.IntN(400)) * time.Second)
+		times = append(times, tm)
+		m := metaFor(id, nil)
+		m.UpdatedAt = session.FormatTime(tm)
+		m.ProjectPath = listProjects[rng.IntN(len(listProjects))]
+		if err := s.Commit(&m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CheckListing(); err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		var q ListQuery
+		q.Oldest = rng.IntN(2) == 0
+		q.Limit = []int{0, 1, 17, 50, 333}[rng.IntN(5)]
+		if rng.IntN(2) == 0 {
+			q.Since = times[rng.IntN(len(times))]
+		}
+		if rng.IntN(2) == 0 {
+			q.Until = times[rng.IntN(len(times))]
+		}
+		if rng.IntN(3) == 0 {
+			q.Project = "/p/a"
+		}
+		if got, want := listInfo(t, s, q), referenceList(t, s, q); !reflect.DeepEqual(got, want) {
+			t.Fatalf("query %+v: %d sessions, want %d", q, len(got), len(want))
+		}
+	}
+}
+
+// The ids whose ranges hold the listing's shards are no session's.
+func TestListingReservedIDs(t *testing.T) {
+	s := open(t, t.TempDir(), Write)
+	defer mustClose(t, s)
+	last := shardID(listingShards - 1).String()
+	for _, id := range []string{shardID(0).String(), last} {
+		m := metaFor(id, nil)
+		if err := s.Commit(&m, nil); err == nil || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("commit %s: %v", id, err)
+		}
+	}
+	// The session with the id right after the last shard's.
+	m := metaFor(last[:35]+"1", nil)
+	if err := s.Commit(&m, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Resolve(last[:4]); err != nil || got != m.ID {
+		t.Errorf("resolve beside a shard: %q, %v", got, err)
+	}
+	if _, err := s.Resolve(last); !errors.Is(err, ErrNotFound) {
+		t.Errorf("resolve of a shard's id: %v", err)
+	}
+	n := 0
+	if err := s.List(func(*session.Meta) error { n++; return nil }); err != nil || n != 1 {
+		t.Errorf("list: %d sessions, %v", n, err)
 	}
 }

@@ -40,6 +40,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 	if meta.ID != id.String() {
 		return fmt.Errorf("store: session id %s is not in canonical form", meta.ID)
 	}
+	if reservedID(id) {
+		return fmt.Errorf("store: session id %s is reserved", meta.ID)
+	}
 	if meta.Head >= meta.NextSeq && meta.Head != 0 {
 		return fmt.Errorf("store: session %s: head %d is not below next_seq %d", id, meta.Head, meta.NextSeq)
 	}
