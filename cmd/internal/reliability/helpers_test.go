@@ -268,7 +268,7 @@ func readState(dir string) (state, error) {
 	if err := st.List(func(m *session.Meta) error { metas = append(metas, *m); return nil }); err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
-	// wc-ls reads the listing range, kept in the metadata's transactions:
+	// wc-ls reads the listing, kept in the metadata's transactions:
 	// no kill may leave it disagreeing with the metadata.
 	if err := st.CheckListing(); err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func listBenchStore(b *testing.B, n, nodes, system int) string {
 	return dir
 }
 
-// List (wc-compact --all, and wc-ls before the listing range) reads one
+// List (wc-compact --all, and wc-ls before the listing) reads one
 // metadata record per session and seeks past its nodes: its cost should
 // grow with the number of sessions only, not with what they hold. The variants separate the walk over the key space (nodes) from
 // decoding the metadata (system: the prompt lives in it).

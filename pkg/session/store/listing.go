@@ -49,10 +49,12 @@ type ListQuery struct {
 	Limit   int       // at most this many sessions (0: all)
 }
 
-// listingBatch bounds the entries one transaction of a listing build
-// writes, far below what Badger's transactions hold. A variable so that
-// tests can lower it.
+// listingBatch and listingBatchBytes bound what one transaction of a
+// listing build writes, far below what Badger's transactions hold. A
+// variable so that tests can lower it.
 var listingBatch = 1024
+
+const listingBatchBytes = 256 << 10
 
 // testHookListingBatch lets the crash test die between the transactions of
 // a listing build.
@@ -539,7 +541,7 @@ func mergeShards(txn *badger.Txn, f *listFilter, visit listVisit) error {
 	return nil
 }
 
-// listEntry is one entry of the listing range, as stored or as derived
+// listEntry is one entry of the listing, as stored or as derived
 // from a session's metadata.
 type listEntry struct{ key, summary []byte }
 
@@ -691,12 +693,11 @@ func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
 }
 
 // buildListing writes the listing of a store a wc before it wrote
-// (schema 1), under the exclusive lock, in transactions of at most
-// listingBatch entries. What a build that crashed left is cleared first;
+// (schema 1), under the exclusive lock, in bounded transactions. What a build that crashed left is cleared first;
 // the schema record, written last, marks the range complete, and until
 // then readers list from the metadata.
 func (s *Store) buildListing() error {
-	batches := 0
+	batches, size := 0, 0
 	var batch []listEntry
 	commit := func() error {
 		if len(batch) == 0 {
@@ -720,7 +721,7 @@ func (s *Store) buildListing() error {
 			return err
 		}
 		s.wrote.Store(true)
-		batch = batch[:0]
+		batch, size = batch[:0], 0
 		batches++
 		if testHookListingBatch != nil {
 			testHookListingBatch(batches)
@@ -729,7 +730,8 @@ func (s *Store) buildListing() error {
 	}
 	add := func(e listEntry) error {
 		batch = append(batch, e)
-		if len(batch) < listingBatch {
+		size += len(e.key) + len(e.summary)
+		if len(batch) < listingBatch && size < listingBatchBytes {
 			return nil
 		}
 		return commit()

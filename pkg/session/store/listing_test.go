@@ -194,7 +194,7 @@ func (w *listWorld) randomQuery() ListQuery {
 	return q
 }
 
-// referenceList is what wc-ls printed before the listing range existed:
+// referenceList is what wc-ls printed before the listing existed:
 // every session's metadata in id order, filtered, stably sorted by update
 // time (one that does not parse is older than any), then grepped in order
 // up to the limit.
@@ -302,7 +302,7 @@ func (w *listWorld) verify(h Handle, queries int) {
 }
 
 // After random sequences of new, append, compact, branch, fork and delete,
-// the listing range holds exactly what a scan of the metadata gives, in
+// the listing holds exactly what a scan of the metadata gives, in
 // the same order, and every query answers as wc-ls did from that scan,
 // directly and through the resident process.
 func TestListingConsistency(t *testing.T) {
@@ -376,7 +376,7 @@ func TestListingManyThroughResident(t *testing.T) {
 	}
 }
 
-// downgrade makes dir look like a store a wc before the listing range
+// downgrade makes dir look like a store a wc before the listing
 // wrote: schema 1 and no listing entries.
 func downgrade(t *testing.T, dir string) {
 	t.Helper()
@@ -427,7 +427,7 @@ func countListing(t *testing.T, s *Store) int {
 	return n
 }
 
-// A store written before the listing range: readers list from the
+// A store written before the listing: readers list from the
 // metadata and write nothing; the first writer builds the range.
 func TestListingBuiltOnUpgrade(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
@@ -444,7 +444,7 @@ func TestListingBuiltOnUpgrade(t *testing.T) {
 
 	r = open(t, dir, Read)
 	if err := r.CheckListing(); err == nil {
-		t.Error("CheckListing passed a store without a listing range")
+		t.Error("CheckListing passed a store without a listing")
 	}
 	if got := listInfo(t, r, ListQuery{}); !reflect.DeepEqual(got, want) {
 		t.Errorf("a reader of the old store lists\n %+v\nnot\n %+v", got, want)
@@ -476,7 +476,7 @@ func TestListingBuiltOnUpgrade(t *testing.T) {
 
 // A build killed midway leaves the schema at 1 and a partial range that
 // readers ignore; the next writer clears it, including entries that a wc
-// before the listing range would have left stale, and builds again.
+// before the listing would have left stale, and builds again.
 func TestListingBuildCrash(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	w := &listWorld{t: t, rng: rand.New(rand.NewPCG(3, 4)), nodes: map[string][]session.Node{}}
@@ -502,7 +502,7 @@ func TestListingBuildCrash(t *testing.T) {
 		t.Fatalf("the killed build left %d of %d entries", partial, len(w.nodes))
 	}
 	w.verify(s, 20)
-	// What a wc before the listing range might do now: change every
+	// What a wc before the listing might do now: change every
 	// session without touching the listing.
 	staleWrites(t, s)
 	mustClose(t, s)
@@ -519,7 +519,7 @@ func TestListingBuildCrash(t *testing.T) {
 }
 
 // staleWrites rewrites every session's metadata with a new update time the
-// way a wc before the listing range would: the listing untouched.
+// way a wc before the listing would: the listing untouched.
 func staleWrites(t *testing.T, s *Store) {
 	t.Helper()
 	var metas []session.Meta

@@ -60,8 +60,8 @@ const (
 	// process gets few hits, so keep it small.
 	blockCacheSize = 8 << 20
 	externalMagic  = 0x7763 // "wc": a foreign Badger directory refuses to open
-	// 2: the listing range exists and every metadata write keeps it (a wc
-	// that does not would leave it stale, so it must refuse the store).
+	// 2: the listing exists and every metadata write keeps it (a wc that
+	// does not would leave it stale, so it must refuse the store).
 	schemaVersion = 2
 )
 
@@ -115,7 +115,7 @@ type Store struct {
 	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
 	wrote atomic.Bool // this handle committed something, so Close flushes one more table
 
-	listed bool // the listing range is complete (schema 2); readers scan metadata otherwise
+	listed bool // the listing is complete (schema 2); readers scan metadata otherwise
 
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
@@ -385,7 +385,7 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 }
 
 // checkSchema refuses stores written by a newer format, stamps new ones, and
-// has a writer build the listing range of a store a wc before it wrote.
+// has a writer build the listing of a store a wc before it wrote.
 func (s *Store) checkSchema() error {
 	var raw []byte
 	err := s.db.View(func(txn *badger.Txn) error {
