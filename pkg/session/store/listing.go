@@ -83,7 +83,8 @@ func updatedTime(updated string) [listingTimeLen]byte {
 // the id (it is in the key), in a layout read without reflection: a version
 // byte, the strings (length-prefixed, the project first for the filter),
 // flags, the counters as uvarints, the cost's float bits, then the optional
-// members.
+// members. A new member of session.Info needs a new version and schema, so
+// that the first writer rebuilds the listing.
 const summaryVersion = 1
 
 const (
@@ -652,7 +653,7 @@ func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	if fnErr != nil {
 		return fnErr
 	}
-	return mapErr("list", err)
+	return err
 }
 
 // putMeta writes a session's metadata and its listing entry in txn, and

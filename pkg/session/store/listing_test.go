@@ -604,6 +604,10 @@ func TestSummaryRoundTrip(t *testing.T) {
 	if got, err := decodeSummary(id, v); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %+v, %v\nwant %+v", got, err, want)
 	}
+	// Guards the layout: wc-ls prints session.Info from the summary alone.
+	if n := reflect.TypeFor[session.Info]().NumField(); n != 15 {
+		t.Errorf("session.Info has %d members; the summary holds 15: extend it (summaryVersion, schema)", n)
+	}
 	for _, bad := range [][]byte{nil, {2}, v[:len(v)-1], append(v[:len(v):len(v)], 0)} {
 		if _, err := decodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session") {
 			t.Errorf("decoding %x: %v", bad, err)
