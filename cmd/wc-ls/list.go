@@ -14,18 +14,11 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
-type filter struct {
-	project      string
-	since, until time.Time
-	title, grep  string
-	fold         bool
-}
-
 func list(c *tool.Ctx) error {
 	if c.Args().Len() > 0 {
 		return tool.Usagef("unexpected argument %q", c.Args().First()).WithHint("filters are flags: see wc-ls --help")
 	}
-	f, err := readFilter(c)
+	q, err := readQuery(c)
 	if err != nil {
 		return err
 	}
@@ -43,111 +36,118 @@ func list(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var metas []session.Meta
-	err = st.List(func(m *session.Meta) error {
-		if f.keep(m) {
-			metas = append(metas, *m)
-		}
-		return nil
-	})
+	var rows []session.Info
+	if order == nil {
+		// The store keeps sessions in update order: it filters, greps and
+		// stops at the limit itself.
+		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
+		err = st.ListInfo(q, func(info *session.Info) error {
+			rows = append(rows, *info)
+			return nil
+		})
+	} else {
+		rows, err = sortedRows(c, st, q, order)
+	}
 	if err != nil {
 		return err
-	}
-	slices.SortStableFunc(metas, func(a, b session.Meta) int {
-		if c.Bool("reverse") {
-			return order(b, a)
-		}
-		return order(a, b)
-	})
-	var rows []session.Meta
-	for i := range metas {
-		if limit := c.Int("limit"); limit > 0 && len(rows) == limit {
-			break
-		}
-		if f.grep != "" {
-			found, err := contains(st, &metas[i], f.grep, f.fold)
-			if err != nil {
-				return err
-			}
-			if !found {
-				continue
-			}
-		}
-		rows = append(rows, metas[i])
 	}
 	if c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json") {
 		printTable(c, rows)
 		return nil
 	}
 	for i := range rows {
-		if err := c.PrintJSON(rows[i].Info()); err != nil {
+		if err := c.PrintJSON(&rows[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func readFilter(c *tool.Ctx) (filter, error) {
-	f := filter{title: c.String("title"), grep: c.String("grep"), fold: c.Bool("ignore-case")}
+// sortedRows lists the sessions q selects in another order than the
+// store's: all of them are read and sorted (sessions that compare equal in
+// id order, in either direction), and only then grepped, until the limit.
+func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
+	grep := q.Grep
+	q.Grep = ""
+	var infos []session.Info
+	err := st.ListInfo(q, func(info *session.Info) error {
+		infos = append(infos, *info)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	reverse := c.Bool("reverse")
+	slices.SortFunc(infos, func(a, b session.Info) int {
+		r := order(&a, &b)
+		if reverse {
+			r = -r
+		}
+		if r != 0 {
+			return r
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if q.Fold {
+		grep = strings.ToLower(grep)
+	}
+	var rows []session.Info
+	for i := range infos {
+		if limit := c.Int("limit"); limit > 0 && len(rows) == limit {
+			break
+		}
+		if grep != "" {
+			found, err := contains(st, infos[i].ID, grep, q.Fold)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				continue
+			}
+		}
+		rows = append(rows, infos[i])
+	}
+	return rows, nil
+}
+
+func readQuery(c *tool.Ctx) (store.ListQuery, error) {
+	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {
-			return f, tool.Usagef("--project %q: %v", c.String("project"), err)
+			return q, tool.Usagef("--project %q: %v", c.String("project"), err)
 		}
-		f.project = p
+		q.Project = p
 	}
 	for _, b := range []struct {
 		flag string
 		dst  *time.Time
-	}{{"since", &f.since}, {"until", &f.until}} {
+	}{{"since", &q.Since}, {"until", &q.Until}} {
 		if c.IsSet(b.flag) {
 			t, err := tool.ParseTime(c.String(b.flag), c.Now)
 			if err != nil {
-				return f, err
+				return q, err
 			}
 			*b.dst = t
 		}
 	}
-	if f.fold {
-		f.title, f.grep = strings.ToLower(f.title), strings.ToLower(f.grep)
-	}
-	return f, nil
+	return q, nil
 }
 
-func (f *filter) keep(m *session.Meta) bool {
-	if f.project != "" && m.ProjectPath != f.project && !strings.HasPrefix(m.ProjectPath, f.project+"/") && f.project != "/" {
-		return false
-	}
-	if !f.since.IsZero() || !f.until.IsZero() {
-		t, err := time.Parse(time.RFC3339Nano, m.UpdatedAt)
-		if err != nil || (!f.since.IsZero() && t.Before(f.since)) || (!f.until.IsZero() && !t.Before(f.until)) {
-			return false
-		}
-	}
-	if f.title != "" {
-		title := m.Title
-		if f.fold {
-			title = strings.ToLower(title)
-		}
-		if !strings.Contains(title, f.title) {
-			return false
-		}
-	}
-	return true
-}
-
-func sortOrder(key string) (func(a, b session.Meta) int, error) {
+// sortOrder compares two sessions in the order of key, largest or newest
+// first; nil for "updated", the store's own order.
+func sortOrder(key string) (func(a, b *session.Info) int, error) {
 	switch key {
 	case "updated":
-		return func(a, b session.Meta) int { return cmpTime(b.UpdatedAt, a.UpdatedAt) }, nil
+		return nil, nil
 	case "created":
-		return func(a, b session.Meta) int { return cmpTime(b.CreatedAt, a.CreatedAt) }, nil
+		return func(a, b *session.Info) int { return cmpTime(b.CreatedAt, a.CreatedAt) }, nil
 	case "title":
-		return func(a, b session.Meta) int { return cmp.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title)) }, nil
+		return func(a, b *session.Info) int { return cmp.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title)) }, nil
 	case "messages":
-		return func(a, b session.Meta) int { return cmp.Compare(b.MessageCount, a.MessageCount) }, nil
+		return func(a, b *session.Info) int { return cmp.Compare(b.MessageCount, a.MessageCount) }, nil
 	case "tokens":
-		return func(a, b session.Meta) int { return cmp.Compare(b.Tokens, a.Tokens) }, nil
+		return func(a, b *session.Info) int { return cmp.Compare(b.Tokens, a.Tokens) }, nil
 	}
 	return nil, tool.Usagef("unknown --sort key %q", key).WithHint("keys: updated, created, title, messages, tokens")
 }
@@ -164,9 +164,9 @@ func cmpTime(a, b string) int {
 }
 
 // contains reports whether any stored message of the session holds text.
-func contains(st store.Handle, m *session.Meta, text string, fold bool) (bool, error) {
+func contains(st store.Handle, id, text string, fold bool) (bool, error) {
 	found := false
-	err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
+	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func contains(st store.Handle, m *session.Meta, text string, fold bool) (bool, e
 
 var errFound = errors.New("found")
 
-func printTable(c *tool.Ctx, rows []session.Meta) {
+func printTable(c *tool.Ctx, rows []session.Info) {
 	var cells [][]string
 	for i := range rows {
 		m := &rows[i]

@@ -270,6 +270,11 @@ func readState(dir string) (state, error) {
 	if err := st.List(func(m *session.Meta) error { metas = append(metas, *m); return nil }); err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
+	// wc-ls reads the listing, kept in the metadata's transactions:
+	// no kill may leave it disagreeing with the metadata.
+	if err := st.CheckListing(); err != nil {
+		return nil, err
+	}
 	out := state{}
 	for _, m := range metas {
 		s := &sessRec{meta: m, nodes: map[uint64]*nodeRec{}, blobs: map[string]bool{}}
@@ -486,8 +491,9 @@ func diffNodes(a, b *sessRec, norm func([]byte) string) error {
 // ---- the commands' own view ----
 
 // checkViaCommands reads the store back through the commands: wc-ls must
-// list exactly the sessions of st with their counts, and wc-export --format
-// jsonl must give each active path node for node, byte for byte.
+// list exactly the sessions of st, each row the info of its metadata byte
+// for byte, and wc-export --format jsonl must give each active path node
+// for node, byte for byte.
 func checkViaCommands(r *runner, st state) []error {
 	var errs []error
 	ls := r.run(nil, "wc-ls")
@@ -508,9 +514,11 @@ func checkViaCommands(r *runner, st state) []error {
 		}
 		seen[id] = true
 		m := &s.meta
-		if row.Get("message_count").Uint() != m.MessageCount || row.Get("user_message_count").Uint() != m.UserMessageCount ||
-			row.Get("tokens").Uint() != m.Tokens || row.Get("head").Uint() != m.Head {
-			errs = append(errs, fmt.Errorf("wc-ls row %s disagrees with the store", row.Raw))
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m.Info()); err != nil || row.Raw != strings.TrimSuffix(want.String(), "\n") {
+			errs = append(errs, fmt.Errorf("wc-ls row %s disagrees with the store's %s", row.Raw, want.String()))
 		}
 	}
 	if len(seen) != len(st) {

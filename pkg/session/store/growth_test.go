@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -47,16 +48,25 @@ func TestGrowthLevel0Bounded(t *testing.T) {
 	}
 }
 
-// Sessions have disjoint key ranges, so their tables never merge; past the
-// threshold a writer rebuilds the store.
+// Writes to disjoint key ranges leave tables that never merge; past the
+// threshold a writer rebuilds the store. A Commit also writes the listing
+// range, which every writer shares, so the writers here store blobs, which
+// touch one session's range only, after one session made by a Commit whose
+// range (the lowest id) is disjoint from theirs.
 func TestGrowthRebuild(t *testing.T) {
 	old := RebuildThreshold
 	defer func() { RebuildThreshold = old }()
 	const threshold, sessions = 20, 60
+	blob := func(i int) []byte { return []byte(fmt.Sprintf("blob %d", i)) }
 
 	writeSessions := func(dir string) {
-		for i := 0; i < sessions; i++ {
-			create(t, dir, map[string][]session.Node{testID(uint32(i), i): chain(3, 200)})
+		create(t, dir, map[string][]session.Node{testID(0, 0): chain(3, 200)})
+		for i := 1; i <= sessions; i++ {
+			w := open(t, dir, Write)
+			if err := w.PutBlob(testID(uint32(i), i), sha256.Sum256(blob(i)), blob(i)); err != nil {
+				t.Fatal(err)
+			}
+			mustClose(t, w)
 		}
 	}
 
@@ -69,7 +79,7 @@ func TestGrowthRebuild(t *testing.T) {
 	controlTotal, _ := r.Tables()
 	mustClose(t, r)
 	if controlTotal <= threshold {
-		t.Fatalf("without rebuilds %d sessions left only %d tables; the rebuild test is moot", sessions, controlTotal)
+		t.Fatalf("without rebuilds %d writers left only %d tables; the rebuild test is moot", sessions, controlTotal)
 	}
 
 	RebuildThreshold = threshold
@@ -86,18 +96,16 @@ func TestGrowthRebuild(t *testing.T) {
 			t.Errorf("%s left behind", p)
 		}
 	}
-	n := 0
-	if err := r.List(func(m *session.Meta) error {
-		n++
-		if got := pathSeqsOf(t, r, m.ID, m.Head); len(got) != 3 {
-			return fmt.Errorf("session %s path %v", m.ID, got)
+	for i := 1; i <= sessions; i++ {
+		if got, err := r.Blob(testID(uint32(i), i), sha256.Sum256(blob(i))); err != nil || string(got) != string(blob(i)) {
+			t.Errorf("blob %d after rebuilds: %q, %v", i, got, err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
-	if n != sessions {
-		t.Errorf("%d sessions after rebuilds, want %d", n, sessions)
+	if got := pathSeqsOf(t, r, testID(0, 0), 3); len(got) != 3 {
+		t.Errorf("session path after rebuilds: %v", got)
+	}
+	if err := r.CheckListing(); err != nil {
+		t.Error(err)
 	}
 	if err := r.db.View(func(txn *badger.Txn) error { _, err := txn.Get(schemaKey); return err }); err != nil {
 		t.Errorf("schema record lost in the rebuild: %v", err)

@@ -7,15 +7,24 @@ import (
 
 // Key layout (DESIGN §3): every key of a session shares the prefix
 // "s"+id16, so one session is one contiguous range and its 'A' record sorts
-// first.
+// first. The listing (listing.go) is kept in shards, one per leading bits
+// of the ids, each in the range of the lowest id of its shard (never a UUID
+// v4, refused by Commit) under the tag 'L': right before the sessions whose
+// entries it holds.
 const (
 	tagSession = 's'
 	tagMeta    = 'A'
 	tagBlob    = 'B'
 	tagNode    = 'N'
+	tagListing = 'L'
 
-	idLen         = 16
-	sessionKeyLen = 1 + idLen // "s"+id
+	idLen          = 16
+	sessionKeyLen  = 1 + idLen // "s"+id
+	listingTimeLen = 12        // seconds and nanoseconds, see listingTime
+	shardPrefixLen = sessionKeyLen + 1
+	listingKeyLen  = shardPrefixLen + listingTimeLen + idLen
+	shardBits      = 6 // 64 listing shards, by the ids' leading bits (see listing.go)
+	listingShards  = 1 << shardBits
 )
 
 var schemaKey = []byte("\x00v")
@@ -84,6 +93,52 @@ func nodeKey(id sid, seq uint64) []byte {
 
 func blobKey(id sid, sum [32]byte) []byte {
 	return append(append(sessionPrefix(id), tagBlob), sum[:]...)
+}
+
+// shardOf is the listing shard of a session: its id's leading bits.
+func shardOf(id sid) int { return int(id[0]) >> (8 - shardBits) }
+
+// shardID is the reserved id whose range holds listing shard n: the lowest
+// id of the shard, so that the shard sorts right before its sessions.
+func shardID(n int) (id sid) {
+	id[0] = byte(n << (8 - shardBits))
+	return id
+}
+
+// reservedID reports an id whose range holds a listing shard.
+func reservedID(id sid) bool { return id == shardID(shardOf(id)) }
+
+func shardPrefix(n int) []byte {
+	id := shardID(n)
+	k := make([]byte, shardPrefixLen, listingKeyLen)
+	k[0] = tagSession
+	copy(k[1:], id[:])
+	k[sessionKeyLen] = tagListing
+	return k
+}
+
+// listingKey is the shard prefix of the id, the update time inverted so
+// that the newest sorts first, and the id, which orders sessions updated at
+// the same instant.
+func listingKey(id sid, updated [listingTimeLen]byte) []byte {
+	k := shardPrefix(shardOf(id))
+	for _, b := range updated {
+		k = append(k, ^b)
+	}
+	return append(k, id[:]...)
+}
+
+// listingKeyTime returns the update time of a listing key, uninverted.
+func listingKeyTime(key []byte) (t [listingTimeLen]byte) {
+	for i := range t {
+		t[i] = ^key[shardPrefixLen+i]
+	}
+	return t
+}
+
+func listingKeyID(key []byte) (id sid) {
+	copy(id[:], key[shardPrefixLen+listingTimeLen:])
+	return id
 }
 
 // keySeq reads the seq from a node key ("s"+id+"N"+seq8).

@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
+// benchID is session i of listBenchStore: ids spread over the key space
+// (and the listing's shards) as random UUIDs do.
+func benchID(i int) string { return testID(uint32(i)*2654435761, i) }
+
 // listBenchStore writes n sessions of nodes messages of about 1 KB each,
 // whose metadata carries a system prompt of system bytes, and returns the
-// store's directory, closed. Session i's id starts with its index, so the
-// key order is the creation order.
+// store's directory, closed.
 func listBenchStore(b *testing.B, n, nodes, system int) string {
 	b.Helper()
 	dir := b.TempDir()
@@ -19,7 +23,7 @@ func listBenchStore(b *testing.B, n, nodes, system int) string {
 	prompt := strings.Repeat("You are a careful coding agent. ", system/32+1)[:system]
 	chainOf := chain(nodes, 1024)
 	for i := range n {
-		id := testID(uint32(i), i)
+		id := benchID(i)
 		m := metaFor(id, chainOf)
 		m.ProjectPath = fmt.Sprintf("/home/dev/src/project%02d", i%20)
 		m.UpdatedAt = fmt.Sprintf("2026-%02d-%02dT%02d:%02d:00Z", 1+i%12, 1+i%28, i%24, i%60)
@@ -32,9 +36,9 @@ func listBenchStore(b *testing.B, n, nodes, system int) string {
 	return dir
 }
 
-// wc-ls reads one metadata record per session and seeks past its nodes:
-// its cost should grow with the number of sessions only, not with what
-// they hold. The variants separate the walk over the key space (nodes) from
+// List (wc-compact --all, and wc-ls before the listing) reads one
+// metadata record per session and seeks past its nodes: its cost should
+// grow with the number of sessions only, not with what they hold. The variants separate the walk over the key space (nodes) from
 // decoding the metadata (system: the prompt lives in it).
 func BenchmarkList(b *testing.B) {
 	for _, tc := range []struct{ sessions, nodes, system int }{
@@ -57,6 +61,39 @@ func BenchmarkList(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tc.sessions), "ns/session")
 		})
+	}
+}
+
+// wc-ls's queries on the listing: the newest 50 seek each of the 256
+// shards and read about 50 entries, whatever the store holds; a project
+// filter reads entries until 50 match (here 1 in 20); the whole listing
+// reads every entry. The stores are those of BenchmarkList, whose full
+// metadata scan is what wc-ls did before.
+func BenchmarkListInfo(b *testing.B) {
+	for _, tc := range []struct{ sessions, nodes int }{{1000, 8}, {10000, 8}} {
+		dir := listBenchStore(b, tc.sessions, tc.nodes, 0)
+		s := open(b, dir, Read)
+		for _, q := range []struct {
+			name  string
+			query ListQuery
+			want  int
+		}{
+			{"newest-50", ListQuery{Limit: 50}, 50},
+			{"project-newest-50", ListQuery{Project: "/home/dev/src/project07", Limit: 50}, 50},
+			{"oldest-50", ListQuery{Oldest: true, Limit: 50}, 50},
+			{"all", ListQuery{}, tc.sessions},
+		} {
+			b.Run(fmt.Sprintf("sessions=%d/%s", tc.sessions, q.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					count := 0
+					if err := s.ListInfo(q.query, func(*session.Info) error { count++; return nil }); err != nil || count != q.want {
+						b.Fatal(count, err)
+					}
+				}
+			})
+		}
+		mustClose(b, s)
 	}
 }
 
@@ -92,7 +129,7 @@ func BenchmarkGetInLargeStore(b *testing.B) {
 	dir := listBenchStore(b, 10000, 8, 0)
 	s := open(b, dir, Read)
 	defer mustClose(b, s)
-	id := testID(5000, 5000)
+	id := benchID(5000)
 	b.Run("Meta", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.Meta(id); err != nil {
@@ -158,5 +195,50 @@ func BenchmarkNodes(b *testing.B) {
 		if err := s.Nodes(id, func(uint64, []byte) error { n++; return nil }); err != nil || n != 20000 {
 			b.Fatal(n, err)
 		}
+	}
+}
+
+// What wc-ls -n 50 costs through a warm resident process, besides starting
+// the command: dial and take the lock, list, end.
+func BenchmarkListInfoResident(b *testing.B) {
+	dir := listBenchStore(b, 10000, 8, 0)
+	done := make(chan error, 1)
+	go func() { done <- Serve(Options{Dir: dir}, time.Minute) }()
+	defer func() {
+		if err := Shutdown(dir, 10*time.Second); err != nil {
+			b.Error(err)
+		}
+		<-done
+	}()
+	for {
+		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
+			c.Close()
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, q := range []struct {
+		name  string
+		query ListQuery
+	}{
+		{"newest-50", ListQuery{Limit: 50}},
+		{"project-newest-50", ListQuery{Project: "/home/dev/src/project07", Limit: 50}},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read)
+				if err != nil {
+					b.Fatal(err)
+				}
+				count := 0
+				if err := c.ListInfo(q.query, func(*session.Info) error { count++; return nil }); err != nil || count != 50 {
+					b.Fatal(count, err)
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

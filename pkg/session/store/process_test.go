@@ -58,6 +58,17 @@ func runChild(role, dir string) error {
 			return err
 		}
 		return errors.New("the commit finished without crashing")
+	case "crash-midbuild": // die between the transactions of a listing build
+		listingBatch = 10
+		testHookListingBatch = func(n int) {
+			if n == 2 {
+				killSelf()
+			}
+		}
+		if _, err := Open(Options{Dir: dir}, Write); err != nil {
+			return err
+		}
+		return errors.New("the build finished without crashing")
 	case "serve": // a resident store process, killed by the test
 		return Serve(Options{Dir: dir}, time.Minute)
 	case "append", "read": // one command per iteration, like wc-append / wc-export

@@ -389,43 +389,21 @@ func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
 	return path, nil
 }
 
-// List calls fn with every session's metadata, in key order. It reads one
-// metadata record per session and seeks past the session's nodes. fn's
-// error is returned as is.
+// List calls fn with every session's metadata, in key order (wc-compact
+// --all). It reads one metadata record per session and seeks past the
+// session's nodes; ListInfo is the cheaper listing. fn's error is returned
+// as is.
 func (s *Store) List(fn func(*session.Meta) error) error {
 	var fnErr error
 	err := s.view(func(txn *badger.Txn) error {
-		start := []byte{tagSession}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: start})
-		defer it.Close()
-		for it.Seek(start); it.Valid(); {
-			item := it.Item()
-			k := item.Key()
-			if len(k) <= sessionKeyLen {
-				it.Next()
-				continue
+		return eachMeta(txn, func(id sid, v []byte) error {
+			m, err := session.DecodeMeta(v)
+			if err != nil {
+				return corrupt(id, "its metadata is malformed")
 			}
-			var id sid
-			copy(id[:], k[1:sessionKeyLen])
-			if k[sessionKeyLen] == tagMeta {
-				var m session.Meta
-				err := item.Value(func(v []byte) error {
-					var derr error
-					if m, derr = session.DecodeMeta(v); derr != nil {
-						return corrupt(id, "its metadata is malformed")
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				if fnErr = fn(&m); fnErr != nil {
-					return fnErr
-				}
-			}
-			it.Seek(append(sessionPrefix(id), 0xff))
-		}
-		return nil
+			fnErr = fn(&m)
+			return fnErr
+		})
 	})
 	if fnErr != nil {
 		return fnErr

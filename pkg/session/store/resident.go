@@ -26,6 +26,7 @@ type Handle interface {
 	Nodes(id string, fn func(seq uint64, raw []byte) error) error
 	Path(id string, head uint64, fn func(*session.Node) error) error
 	List(fn func(*session.Meta) error) error
+	ListInfo(q ListQuery, fn func(*session.Info) error) error
 	Commit(meta *session.Meta, nodes []session.Node) error
 	PutBlob(id string, sum [32]byte, data []byte) error
 	Blob(id string, sum [32]byte) ([]byte, error)
@@ -64,6 +65,7 @@ type wireReq struct {
 	Sum     [32]byte
 	Data    []byte
 	DryRun  bool
+	Query   ListQuery
 }
 
 type wireErr struct{ Kind, Msg, Ref string }
@@ -389,7 +391,7 @@ func (s *server) handle(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		if m, err = session.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
 		}
-	case "walk", "nodes", "path", "list":
+	case "walk", "nodes", "path", "list", "listinfo":
 		return s.stream(req, enc, dec)
 	default:
 		err = fmt.Errorf("store: unknown request %q", req.Op)
@@ -440,6 +442,10 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		err = s.st.Path(req.ID, req.Seq, func(n *session.Node) error { return emit(n.Seq, session.EncodeNode(n)) })
 	case "list":
 		err = s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
+	case "listinfo": // each item: the id, then the summary
+		err = s.st.listSummaries(req.Query, func(id sid, summary []byte) error {
+			return emit(0, append(id[:], summary...))
+		})
 	}
 	if connErr != nil {
 		return connErr
@@ -628,6 +634,20 @@ func (c *Client) List(fn func(*session.Meta) error) error {
 			return err
 		}
 		return fn(&m)
+	})
+}
+
+// ListInfo implements Handle.
+func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
+	return c.stream(&wireReq{Op: "listinfo", Query: q}, func(_ uint64, v []byte) error {
+		if len(v) < idLen {
+			return errConnLost
+		}
+		info, err := decodeSummary(sid(v[:idLen]), v[idLen:])
+		if err != nil {
+			return err
+		}
+		return fn(&info)
 	})
 }
 

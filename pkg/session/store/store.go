@@ -65,7 +65,9 @@ const (
 	// process gets few hits, so keep it small.
 	blockCacheSize = 8 << 20
 	externalMagic  = 0x7763 // "wc": a foreign Badger directory refuses to open
-	schemaVersion  = 1
+	// 2: the listing exists and every metadata write keeps it (a wc that
+	// does not would leave it stale, so it must refuse the store).
+	schemaVersion = 2
 )
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
@@ -138,6 +140,8 @@ type Store struct {
 	db    *badger.DB  // nil when a reader found no store
 	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
 	wrote atomic.Bool // this handle committed something, so Close flushes one more table
+
+	listed bool // the listing is complete (schema 2); readers scan metadata otherwise
 
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
@@ -413,7 +417,8 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 	}
 }
 
-// checkSchema refuses stores written by a newer format and stamps new ones.
+// checkSchema refuses stores written by a newer format, stamps new ones, and
+// has a writer build the listing of a store a wc before it wrote.
 func (s *Store) checkSchema() error {
 	var raw []byte
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -424,31 +429,66 @@ func (s *Store) checkSchema() error {
 		raw, err = item.ValueCopy(nil)
 		return err
 	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	version := 1
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
 		if !s.rw {
 			return nil // a reader cannot stamp; the first writer will
 		}
-		err = s.db.Update(func(txn *badger.Txn) error {
-			return txn.Set(schemaKey, fmt.Appendf(nil, `{"schema":%d}`, schemaVersion))
-		})
-		if err == nil {
-			s.wrote.Store(true)
+		empty, err := s.empty()
+		if err != nil {
+			return mapErr("open", err)
 		}
-		return mapErr("create store", err)
-	}
-	if err != nil {
+		if empty {
+			s.listed = true
+			return mapErr("create store", s.stampSchema())
+		}
+	case err != nil:
 		return mapErr("open", err)
+	default:
+		var v struct {
+			Schema int `json:"schema"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return errors.New("store: schema record is corrupt")
+		}
+		version = v.Schema
 	}
-	var v struct {
-		Schema int `json:"schema"`
-	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return errors.New("store: schema record is corrupt")
-	}
-	if v.Schema > schemaVersion {
-		return fmt.Errorf("store schema %d is newer than this wc understands", v.Schema)
+	switch {
+	case version > schemaVersion:
+		return fmt.Errorf("store schema %d is newer than this wc understands", version)
+	case version == schemaVersion:
+		s.listed = true
+	case s.mode == Write:
+		if err := s.buildListing(); err != nil {
+			return err
+		}
+		s.listed = true
 	}
 	return nil
+}
+
+func (s *Store) stampSchema() error {
+	err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(schemaKey, fmt.Appendf(nil, `{"schema":%d}`, schemaVersion))
+	})
+	if err == nil {
+		s.wrote.Store(true)
+	}
+	return err
+}
+
+// empty reports whether the store holds no key at all.
+func (s *Store) empty() (bool, error) {
+	empty := true
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		it.Rewind()
+		empty = !it.Valid()
+		return nil
+	})
+	return empty, err
 }
 
 // Exists is false when a reader opened a store that does not exist yet.

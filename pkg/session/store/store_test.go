@@ -404,13 +404,13 @@ func TestMapErrDropsValueBytes(t *testing.T) {
 func TestSchemaNewer(t *testing.T) {
 	dir := t.TempDir()
 	w := open(t, dir, Write)
-	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":2}`)) }); err != nil {
+	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":3}`)) }); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, w)
 	for _, mode := range []Mode{Read, Write} {
 		_, err := Open(Options{Dir: dir}, mode)
-		if err == nil || err.Error() != "store schema 2 is newer than this wc understands" {
+		if err == nil || err.Error() != "store schema 3 is newer than this wc understands" {
 			t.Errorf("mode %v: %v", mode, err)
 		}
 	}
@@ -428,7 +428,7 @@ func TestSchemaStamped(t *testing.T) {
 			v, err = item.ValueCopy(nil)
 		}
 		return err
-	}); err != nil || string(v) != `{"schema":1}` {
+	}); err != nil || string(v) != `{"schema":2}` {
 		t.Errorf("schema record = %q, %v", v, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -14,12 +15,16 @@ import (
 // a split Commit.
 var testHookTxnCommitted func(n int)
 
+// testMetaRedone counts Commits whose metadata did not fit beside their
+// last nodes (tests).
+var testMetaRedone atomic.Int64
+
 func tooLarge(what string, size int) error {
 	return fmt.Errorf("store: %s is too large (%d bytes; the limit is %d)", what, size, maxValueSize)
 }
 
-// Commit writes nodes and then the metadata, in one transaction when they
-// fit. Otherwise the nodes go in as many transactions as needed and the
+// Commit writes nodes and then the metadata with its listing entry, in one
+// transaction when they fit. Otherwise the nodes go in as many transactions as needed and the
 // metadata last in its own: readers only follow seqs below meta.NextSeq
 // reachable from meta.Head, so a crash in between leaves invisible orphans
 // that later appends overwrite. Every value is encoded and checked before
@@ -34,6 +39,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 	}
 	if meta.ID != id.String() {
 		return fmt.Errorf("store: session id %s is not in canonical form", meta.ID)
+	}
+	if reservedID(id) {
+		return fmt.Errorf("store: session id %s is reserved", meta.ID)
 	}
 	if meta.Head >= meta.NextSeq && meta.Head != 0 {
 		return fmt.Errorf("store: session %s: head %d is not below next_seq %d", id, meta.Head, meta.NextSeq)
@@ -56,6 +64,10 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 	if len(metaVal) > maxValueSize {
 		return tooLarge("session metadata", len(metaVal))
 	}
+	summary, err := summaryOf(meta, metaVal)
+	if err != nil {
+		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
+	}
 
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
@@ -72,11 +84,13 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		txns++
 		return nil
 	}
+	first := 0 // nodes[first:] are in txn
 	for i := range nodes {
 		k := nodeKey(id, nodes[i].Seq)
 		err := txn.Set(k, vals[i])
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			if err = next(); err == nil {
+				first = i
 				err = txn.Set(k, vals[i])
 			}
 		}
@@ -89,11 +103,24 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		if err := next(); err != nil {
 			return mapErr("commit", err)
 		}
+		first = len(nodes)
 	}
-	err = txn.Set(metaKey(id), metaVal)
+	err = putMeta(txn, id, meta, metaVal, summary)
 	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err = next(); err == nil {
-			err = txn.Set(metaKey(id), metaVal)
+		// The metadata and its listing entry commit together or not at
+		// all: redo this transaction's nodes alone, then the metadata.
+		txn.Discard()
+		txn = s.db.NewTransaction(true)
+		err = nil
+		for i := first; i < len(nodes) && err == nil; i++ {
+			err = txn.Set(nodeKey(id, nodes[i].Seq), vals[i])
+		}
+		if err == nil {
+			err = next()
+		}
+		if err == nil {
+			testMetaRedone.Add(1)
+			err = putMeta(txn, id, meta, metaVal, summary)
 		}
 	}
 	if err == nil {
@@ -118,7 +145,14 @@ func (s *Store) DeleteSession(id string) error {
 		return err
 	}
 	err = s.db.Update(func(txn *badger.Txn) error {
-		if _, err := txn.Get(metaKey(key)); err != nil {
+		listing, err := storedListingKey(txn, key)
+		if err != nil {
+			return err
+		}
+		if listing == nil {
+			return badger.ErrKeyNotFound
+		}
+		if err := txn.Delete(listing); err != nil {
 			return err
 		}
 		return txn.Delete(metaKey(key))
