@@ -82,8 +82,8 @@ func (r *runner) direct() *runner { return r.withEnv("WC_DIRECT=1", "WC_RESIDENT
 
 // resident is a runner whose commands go through the resident store
 // process, started on demand, that keeps the store open between commands
-// (WC_RESIDENT=1; cmd/internal/tool).
-func (r *runner) resident() *runner { return r.withEnv("WC_RESIDENT=1", "WC_DIRECT=") }
+// (the default; cmd/internal/tool).
+func (r *runner) resident() *runner { return r.withEnv("WC_RESIDENT=", "WC_DIRECT=") }
 
 func (r *runner) withEnv(kv ...string) *runner {
 	c := *r

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 func serve(t *testing.T, dir string, idle time.Duration) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, idle) }()
+	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: idle}) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
@@ -168,7 +169,7 @@ func TestResidentLocking(t *testing.T) {
 func TestResidentLifecycle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	done := serve(t, dir, 300*time.Millisecond)
-	if err := Serve(Options{Dir: dir}, time.Second); !errors.Is(err, ErrBusy) {
+	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Second}); !errors.Is(err, ErrBusy) {
 		t.Errorf("second server: %v", err)
 	}
 	id := testID(0x12345678, 2)
@@ -299,4 +300,86 @@ func TestResidentKilledMidCommit(t *testing.T) {
 		t.Fatal("no append was acknowledged: the test showed nothing")
 	}
 	t.Logf("%d rounds, %d acknowledged appends, all present", rounds, total)
+}
+
+// A resident process whose program was replaced, or that a client of
+// another build reaches, serves no new client: the client is told to start
+// its own, and the process stops once its clients are done.
+func TestResidentMakesWay(t *testing.T) {
+	for _, why := range []string{"stale", "build"} {
+		t.Run(why, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			var stale atomic.Bool
+			done := make(chan error, 1)
+			ready := make(chan struct{})
+			go func() {
+				done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Ready: func() { close(ready) }, Stale: stale.Load})
+			}()
+			<-ready
+			busy := dial(t, dir, Read) // a client being served when it happens
+			switch why {
+			case "stale":
+				stale.Store(true)
+				if _, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, ErrNoServer) {
+					t.Fatalf("a stale process took a client: %v", err)
+				}
+			case "build":
+				conn, err := dialSocket(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wc := newWireConn(conn)
+				var welcome wireWelcome
+				if err := wc.send(&wireHello{Proto: protocolVersion, Op: "begin", Build: "another build"}); err == nil {
+					err = wc.recv(&welcome)
+				}
+				conn.Close()
+				if welcome.Err == nil || welcome.Err.Kind != "stale" {
+					t.Fatalf("a client of another build was answered %+v", welcome)
+				}
+			}
+			if _, err := busy.Meta(testID(1, 1)); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the client being served lost its connection: %v", err)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the process stopped under its client: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			busy.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+		})
+	}
+}
+
+// A resident process started while another process holds the store waits
+// for it, unless a resident process already answers.
+func TestResidentWaitsForTheStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	held := open(t, dir, Write)
+	done := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Minute, Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+		t.Fatal("served a store another process holds")
+	case err := <-done:
+		t.Fatalf("gave up on a held store: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	mustClose(t, held)
+	<-ready
+	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second process beside an answering one: %v", err)
+	}
+	if err := Shutdown(dir, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
 }
