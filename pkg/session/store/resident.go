@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -658,7 +659,7 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 // Client is a command's connection to the resident store process. Like a
 // *Store it holds the lock (the server's) from Dial to Close.
 type Client struct {
-	conn     net.Conn
+	conn     io.ReadWriteCloser
 	wc       *wireConn
 	mode     Mode
 	closed   bool
@@ -715,17 +716,17 @@ const maxSocketPath = 100
 
 // dialSocket connects to the socket of the store in dir; a path too long
 // for a socket is reached through the directory's descriptor.
-func dialSocket(dir string) (net.Conn, error) {
+func dialSocket(dir string) (io.ReadWriteCloser, error) {
 	sock := SocketPath(dir)
 	if len(sock) <= maxSocketPath {
-		return net.Dial("unix", sock)
+		return dialBlocking(sock)
 	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	return net.Dial("unix", SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
+	return dialBlocking(SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
 }
 
 // Shutdown asks the resident process of dir to stop when its clients are
