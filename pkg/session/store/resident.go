@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -261,7 +262,7 @@ func Serve(opts Options, cfg ServeConfig) error {
 		d.Close()
 		return mapErr("listen", err)
 	}
-	srv := &server{st: st, dir: dir, dirFile: d, dirInfo: dirInfo, sock: sock, sockInfo: sockInfo,
+	srv := &server{st: st, dir: dir, root: root, dirFile: d, dirInfo: dirInfo, sock: sock, sockInfo: sockInfo,
 		stale: cfg.Stale, activity: make(chan struct{}, 1), quit: make(chan struct{})}
 	go srv.accept(ln)
 	if cfg.Ready != nil {
@@ -344,6 +345,7 @@ func serverAnswers(dir string) bool {
 type server struct {
 	st       *Store
 	dir      string   // the store's path, for messages and the watch
+	root     string   // the directory as Badger and the socket reach it
 	dirFile  *os.File // the store directory, held open for the process's life
 	dirInfo  os.FileInfo
 	sock     string
@@ -505,7 +507,7 @@ func (s *server) serveConn(conn net.Conn) {
 			if unsynced {
 				err = s.st.syncNow()
 			}
-			_ = wc.send(&wireResp{Err: toWire(err)})
+			_ = wc.send(&wireResp{Err: s.toWire(err)})
 			return
 		}
 		if mode == Read && isWrite(req.Op) {
@@ -578,8 +580,19 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 	default:
 		err = fmt.Errorf("store: unknown request %q", req.Op)
 	}
-	resp.Err = toWire(err)
+	resp.Err = s.toWire(err)
 	return wc.send(&resp)
+}
+
+// toWire keeps an error's kind, as the package's toWire does, and names the
+// store by its path rather than by the descriptor the process reaches it
+// through.
+func (s *server) toWire(err error) *wireErr {
+	e := toWire(err)
+	if e != nil && s.root != s.dir {
+		e.Msg = strings.ReplaceAll(e.Msg, s.root, s.dir)
+	}
+	return e
 }
 
 // maxPrefetchNode bounds the head node sent along with a resolve.
@@ -653,7 +666,7 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 	if stopped {
 		return nil // the client stopped reading; it expects no more
 	}
-	return wc.send(&wireResp{Items: chunk, Err: toWire(err)})
+	return wc.send(&wireResp{Items: chunk, Err: s.toWire(err)})
 }
 
 // Client is a command's connection to the resident store process. Like a
