@@ -66,6 +66,9 @@ type wireReq struct {
 	Sum     [32]byte
 	Data    []byte
 	DryRun  bool
+	// Defer lets the server answer a write before syncing it: the client
+	// writes more and ends with "end", which syncs them all at once.
+	Defer bool
 }
 
 type wireErr struct{ Kind, Msg, Ref string }
@@ -505,7 +508,7 @@ func (s *server) serveConn(conn net.Conn) {
 		if req.Op == "end" { // sent only by a client with unsynced writes
 			var err error
 			if unsynced {
-				err = s.st.syncNow()
+				err = s.sync()
 			}
 			_ = wc.send(&wireResp{Err: s.toWire(err)})
 			return
@@ -514,7 +517,7 @@ func (s *server) serveConn(conn net.Conn) {
 			_ = wc.send(&wireResp{Err: toWire(errReadOnly)})
 			continue
 		}
-		unsynced = unsynced || req.Op == "putblob"
+		unsynced = unsynced || req.Op == "putblob" || req.Defer
 		if err := s.handle(&req, wc); err != nil {
 			return // the connection broke
 		}
@@ -557,10 +560,10 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 			if err == nil {
 				err = s.st.Commit(&m, nodes)
 			}
-			if err == nil {
+			if err == nil && !req.Defer {
 				// What the client prints next must be on disk, as after a
 				// command's own Close (which syncs the table it flushes).
-				err = s.st.syncNow()
+				err = s.sync()
 			}
 		}
 	case "putblob":
@@ -572,8 +575,8 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 		if m, err = session.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
 		}
-		if err == nil && !req.DryRun {
-			err = s.st.syncNow()
+		if err == nil && !req.DryRun && !req.Defer {
+			err = s.sync()
 		}
 	case "walk", "nodes", "path", "list":
 		return s.stream(req, wc)
@@ -593,6 +596,17 @@ func (s *server) toWire(err error) *wireErr {
 		e.Msg = strings.ReplaceAll(e.Msg, s.root, s.dir)
 	}
 	return e
+}
+
+// testHookSync counts the resident process's syncs (tests).
+var testHookSync func()
+
+// sync makes what was committed durable, as a command's Close would.
+func (s *server) sync() error {
+	if testHookSync != nil {
+		testHookSync()
+	}
+	return s.st.syncNow()
 }
 
 // maxPrefetchNode bounds the head node sent along with a resolve.
@@ -676,7 +690,8 @@ type Client struct {
 	wc       *wireConn
 	mode     Mode
 	closed   bool
-	unsynced bool // a write the server has not synced yet (a blob)
+	unsynced bool // a write the server has not synced yet
+	writes   int  // commits and collections so far
 	// What resolves brought along (see server.prefetch), by session id;
 	// valid while the lock is held, dropped by the session's writes.
 	prefetched map[string]*prefetched
@@ -920,9 +935,27 @@ func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	for i := range nodes {
 		req.Nodes[i] = wireNode{nodes[i].Seq, session.EncodeNode(&nodes[i])}
 	}
+	req.Defer = c.deferSync()
 	_, err := c.do(req)
-	c.unsynced = c.unsynced && err != nil // the server synced everything before answering
+	c.synced(req.Defer, err)
 	return err
+}
+
+// deferSync tells whether the server may answer the next write before it
+// syncs: a command's first write is synced at once, since it is usually
+// its only one; later ones are synced together when the command ends.
+func (c *Client) deferSync() bool {
+	c.writes++
+	return c.writes > 1
+}
+
+// synced notes what an answered write left unsynced.
+func (c *Client) synced(deferred bool, err error) {
+	if deferred {
+		c.unsynced = true
+	} else if err == nil {
+		c.unsynced = false // the server synced everything before answering
+	}
 }
 
 // PutBlob implements Handle.
@@ -944,17 +977,23 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 // Collect implements Handle.
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	delete(c.prefetched, m.ID)
-	resp, err := c.do(&wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun})
-	c.unsynced = c.unsynced && (err != nil || dryRun)
+	req := &wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
+	if !dryRun {
+		req.Defer = c.deferSync()
+	}
+	resp, err := c.do(req)
+	if !dryRun {
+		c.synced(req.Defer, err)
+	}
 	if err != nil {
 		return Freed{}, err
 	}
 	return resp.Freed, nil
 }
 
-// Close ends the command's session. The server synced every commit before
-// answering it; only a blob written since is synced now, so that what is
-// printed next is on disk.
+// Close ends the command's session. The server synced the first commit
+// before answering it; what was written after it is synced now, so that
+// what is printed next is on disk.
 func (c *Client) Close() error {
 	if c.closed {
 		return nil

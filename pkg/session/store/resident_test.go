@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -381,5 +382,63 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
+	}
+}
+
+// What a client wrote is synced before Close returns, once per command
+// where possible: the first commit before it is answered (no round trip at
+// Close), later writes together at Close.
+func TestResidentSyncs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	var syncs atomic.Int64
+	testHookSync = func() { syncs.Add(1) }
+	t.Cleanup(func() { testHookSync = nil })
+	ids := []string{testID(0x51, 1), testID(0x52, 2), testID(0x53, 3)}
+	cases := []struct {
+		name  string
+		write func(c *Client) error
+		want  int64
+	}{
+		{"one commit", func(c *Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
+		{"three commits", func(c *Client) error {
+			for _, id := range ids {
+				m := metaFor(id, nil)
+				if err := c.Commit(&m, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, 2},
+		{"a blob, then a commit", func(c *Client) error {
+			data := []byte("spilled")
+			if err := c.PutBlob(ids[0], sha256.Sum256(data), data); err != nil {
+				return err
+			}
+			m := metaFor(ids[0], nil)
+			return c.Commit(&m, nil)
+		}, 1},
+		{"a commit, then a blob", func(c *Client) error {
+			m := metaFor(ids[1], nil)
+			if err := c.Commit(&m, nil); err != nil {
+				return err
+			}
+			data := []byte("later")
+			return c.PutBlob(ids[1], sha256.Sum256(data), data)
+		}, 2},
+		{"reads only", func(c *Client) error { _, err := c.Meta(ids[0]); return err }, 0},
+	}
+	for _, tc := range cases {
+		syncs.Store(0)
+		c := dial(t, dir, Write)
+		if err := tc.write(c); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("%s: close: %v", tc.name, err)
+		}
+		if got := syncs.Load(); got != tc.want {
+			t.Errorf("%s: %d syncs, want %d", tc.name, got, tc.want)
+		}
 	}
 }

@@ -331,7 +331,8 @@ func (r *wireReq) appendWire(b []byte) []byte {
 	b = appendNodes(b, r.Nodes)
 	b = appendSum(b, r.Sum)
 	b = appendBytes(b, r.Data)
-	return appendBool(b, r.DryRun)
+	b = appendBool(b, r.DryRun)
+	return appendBool(b, r.Defer)
 }
 
 func (r *wireReq) readWire(d *wireDecoder) {
@@ -346,6 +347,7 @@ func (r *wireReq) readWire(d *wireDecoder) {
 	r.Sum = readSum(d)
 	r.Data = d.bytes()
 	r.DryRun = d.bool()
+	r.Defer = d.bool()
 }
 
 func (r *wireResp) appendWire(b []byte) []byte {
