@@ -478,3 +478,25 @@ func TestResidentClientKilled(t *testing.T) {
 	}
 	t.Logf("%d appends killed, %d completed", killed, acked)
 }
+
+// TestResidentTerminated: SIGTERM (a shutdown, kill) closes the store the
+// way going idle does: the log is flushed into a table and the socket is
+// gone, so the next open replays nothing.
+func TestResidentTerminated(t *testing.T) {
+	r := newRunner(t, filepath.Join(t.TempDir(), "store")).resident().withEnv(longIdle)
+	id := idOf(r.must(nil, "wc-new", "--title", "term"))
+	pid := residentOf(t, r.store)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, pid, "SIGTERM")
+	if walLeft(r.store) {
+		t.Error("the resident process left its log to replay")
+	}
+	if _, err := os.Lstat(store.SocketPath(r.store)); err == nil {
+		t.Error("the socket is left behind")
+	}
+	if got := pathTexts(t, r.store, id); len(got) != 0 {
+		t.Errorf("stored %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -74,7 +75,16 @@ func serveIfAsked() bool {
 	}
 	exe, _ := os.Executable()
 	exeInfo, _ := os.Stat(exe)
+	// SIGTERM (a shutdown, a kill) closes the store as going idle does.
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		<-sigs
+		close(stop)
+	}()
 	cfg := store.ServeConfig{
+		Stop:  stop,
 		Idle:  idle,
 		Wait:  wait,
 		Ready: func() { report(statusReady) },

@@ -196,6 +196,8 @@ type ServeConfig struct {
 	// Stale, when set, reports whether the program this process runs has
 	// been replaced on disk; a stale process serves no new client.
 	Stale func() bool
+	// Stop, when closed, stops the process as when it idles (on SIGTERM).
+	Stop <-chan struct{}
 }
 
 // ErrStoreGone is returned by Serve when the store directory was removed,
@@ -280,6 +282,9 @@ wait:
 		select {
 		case <-srv.activity:
 		case <-srv.quit:
+			srv.stopAccepting()
+			break wait
+		case <-cfg.Stop:
 			srv.stopAccepting()
 			break wait
 		case <-idle.C:
