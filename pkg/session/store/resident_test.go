@@ -442,3 +442,51 @@ func TestResidentSyncs(t *testing.T) {
 		}
 	}
 }
+
+// A resident process reaches its store through the directory's descriptor;
+// the rebuild that closing a store with too many tables does (renames
+// inside the directory) works that way too, and leaves the store at its
+// path.
+func TestResidentRebuildsOnClose(t *testing.T) {
+	old := RebuildThreshold
+	defer func() { RebuildThreshold = old }()
+	RebuildThreshold = 0
+	dir := filepath.Join(t.TempDir(), "store")
+	const sessions = 30
+	for i := range sessions { // one table each
+		create(t, dir, map[string][]session.Node{testID(uint32(i), i): chain(3, 200)})
+	}
+	RebuildThreshold = 10
+	done := serve(t, dir, time.Minute)
+	w := dial(t, dir, Write)
+	if err := appendOne(w, testID(0, 0), "through the resident process"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Shutdown(dir, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	for _, p := range []string{"db.new", "db.old"} {
+		if exists(filepath.Join(dir, p)) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	if total, _ := r.Tables(); total > 10 {
+		t.Errorf("%d tables: the close did not rebuild", total)
+	}
+	n := 0
+	if err := r.List(func(*session.Meta) error { n++; return nil }); err != nil || n != sessions {
+		t.Errorf("%d sessions after the rebuild (%v), want %d", n, err, sessions)
+	}
+	m, err := r.Meta(testID(0, 0))
+	if err != nil || m.MessageCount != 4 {
+		t.Errorf("the session written through the process: %+v, %v", m, err)
+	}
+}
