@@ -49,13 +49,23 @@
 #   - Sessions spread over 20 projects (Zipf); the --project filter picks
 #     one holding about 5% of them. Times are whole seconds over 90 days.
 #
+# wc runs in three modes, each measured in the same run: by default its
+# commands go through a resident store process that keeps the store open
+# ("wc": started by the warmup, reused by the timed runs); "cold" stops it
+# before every run, so each run starts one; "direct" sets WC_DIRECT=1, every
+# command opening the store itself. The resident process's own peak RSS is
+# reported too ("RSS res"; each operation starts a fresh one).
+#
 # What each contender does (the same data in each; outputs are compared):
 #   append   wc-append ID --role user --text T, one process;
 #            jsonl: sh running printf '%s\n' LINE >> ID.jsonl (no metadata
 #            file is updated); sqlite3: one process running one INSERT whose
 #            seq is max(seq)+1 of the session, with PRAGMA synchronous as
-#            BENCH_SQLITE_SYNC (WAL; NORMAL does not fsync a commit, like
-#            wc without --sync).
+#            BENCH_SQLITE_SYNC (WAL; NORMAL does not fsync a commit). wc
+#            syncs before it prints, in every mode (the resident process
+#            syncs each commit; a direct command syncs what it flushes on
+#            close), so the sqlite3 INSERT with synchronous=FULL, which
+#            fsyncs its commit, is measured too and shown below the table.
 #            Three stores: one session of 10 messages alone; the same kind
 #            of session in a store of BENCH_SESSIONS sessions; one session of
 #            BENCH_BIG_MESSAGES messages alone.
@@ -378,6 +388,7 @@ for n in one many big; do
 PRAGMA synchronous=$SQLITE_SYNC;
 INSERT INTO messages VALUES('$id', (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = '$id'), '$LINE');
 EOF
+	sed 's/^PRAGMA synchronous=.*/PRAGMA synchronous=FULL;/' "$D/cmd/append-$n.sql" >"$D/cmd/append-$n-full.sql"
 done
 
 # ---------------------------------------------------------------- measuring
@@ -439,19 +450,39 @@ fast() {
 }
 slow() {
 	: >"$R/$1.rsslist"
-	bench "$1" "$SLOW_RUNS" 0 "$2" "$TIME -f %M -a -o $R/$1.rsslist $3"
+	bench "$1" "$SLOW_RUNS" "${4:-0}" "$2" "$TIME -f %M -a -o $R/$1.rsslist $3"
 	grep -E '^[0-9]+$' "$R/$1.rsslist" | sort -n | tail -n 1 >"$R/$1.rss"
 	grep -E '^[0-9]+$' "$R/$1.rsslist" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' >"$R/$1.rssmed"
 }
 # commas N: 10000 -> 10,000
 commas() { awk -v n="$1" 'BEGIN { s = ""; while (length(n) > 3) { s = "," substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) } print n s }'; }
 
+# A full id no session has: a direct read of it stops the store's resident
+# process (WC_DIRECT=1 asks it to, and the read waits for its lock).
+NOID=ffffffff-ffff-4fff-bfff-ffffffffffff
+fresh() { WC_DIRECT=1 "$B/wc-export" --store "$1" "$NOID" --format info >/dev/null 2>&1 || true; }
+stopres() { echo "sh -c 'WC_DIRECT=1 $B/wc-export --store $1 $NOID --format info >/dev/null 2>&1; true'"; }
+# direct FUNCTION ARGS...: measure with WC_DIRECT=1 in the commands' environment.
+direct() { (WC_DIRECT=1 && export WC_DIRECT && "$@"); }
+# resrss KEY STORE: the peak RSS (KiB) of the resident process serving STORE.
+resrss() {
+	for p in /proc/[0-9]*; do
+		if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "WC_STORE_SERVE=$2"; then
+			awk '/^VmHWM:/ { print $2 }' "$p/status" 2>/dev/null
+		fi
+	done | sort -n | tail -n 1 >"$R/$1.srvrss"
+	[ -s "$R/$1.srvrss" ] || rm -f "$R/$1.srvrss"
+}
+
 W="$B/wc"
 SQ="sqlite3 -batch"
 MDSQ="sqlite3 -batch -list -noheader -newline ''"
 
 log "export: markdown of one session of $BIG messages"
-slow export.wc "" "$B/wc-export --store $D/big/wc $BIG_ID --format markdown"
+fresh "$D/big/wc"
+slow export.wc "" "$B/wc-export --store $D/big/wc $BIG_ID --format markdown" 1
+resrss export.wc "$D/big/wc"
+direct slow export.wcdirect "" "$B/wc-export --store $D/big/wc $BIG_ID --format markdown"
 slow export.jq "" "jq -n -j --slurpfile meta $D/big/jsonl/meta/$BIG_ID.json -f $D/cmd/md.jq $D/big/jsonl/sessions/$BIG_ID.jsonl"
 slow export.sql "" "$MDSQ $D/big/db.sqlite '.read $D/cmd/md.sql'"
 
@@ -466,7 +497,11 @@ else
 fi
 
 log "compact: --all --max-tokens $MAX_TOKENS over $COMPACT sessions"
+# Removing the store stops its resident process: each run starts a fresh one.
 slow compact.wc "sh -c 'rm -rf $D/batch/wc && cp -a $D/batch.orig/wc $D/batch/wc'" \
+	"$B/wc-compact --store $D/batch/wc --all --max-tokens $MAX_TOKENS"
+resrss compact.wc "$D/batch/wc"
+direct slow compact.wcdirect "sh -c 'rm -rf $D/batch/wc && cp -a $D/batch.orig/wc $D/batch/wc'" \
 	"$B/wc-compact --store $D/batch/wc --all --max-tokens $MAX_TOKENS"
 slow compact.jq "sh -c 'rm -rf $D/batch/jsonl && cp -a $D/batch.orig/jsonl $D/batch/jsonl'" \
 	"sh $D/cmd/jq-compact.sh $D/batch/jsonl"
@@ -487,10 +522,16 @@ done
 checks="$checks compacted sessions identical: $((n - bad)) of the first $n;"
 
 log "list: the newest 50 of $SESSIONS sessions, and of project $PROJECT"
+fresh "$D/many/wc"
 fast ls.wc "$B/wc-ls --store $D/many/wc -n 50"
+resrss ls.wc "$D/many/wc"
+direct fast ls.wcdirect "$B/wc-ls --store $D/many/wc -n 50"
 fast ls.jq "sh $D/cmd/jq-ls.sh $D/many/jsonl"
 fast ls.sql "$SQ -json $D/many/db.sqlite '.read $D/cmd/ls.sql'"
+fresh "$D/many/wc"
 fast lsp.wc "$B/wc-ls --store $D/many/wc -n 50 --project $PROJECT"
+resrss lsp.wc "$D/many/wc"
+direct fast lsp.wcdirect "$B/wc-ls --store $D/many/wc -n 50 --project $PROJECT"
 fast lsp.jq "sh $D/cmd/jq-ls-project.sh $D/many/jsonl $PROJECT"
 fast lsp.sql "$SQ -json $D/many/db.sqlite '.read $D/cmd/ls-project.sql'"
 
@@ -506,9 +547,16 @@ fi
 log "append: one user message per process"
 for n in one many big; do
 	id=$(field "$n" first_id)
-	fast "append-$n.wc" "$B/wc-append --store $D/$n/wc $id --role user --text '$TEXT'"
+	cmd="$B/wc-append --store $D/$n/wc $id --role user --text '$TEXT'"
+	fresh "$D/$n/wc"
+	fast "append-$n.wc" "$cmd"
+	resrss "append-$n.wc" "$D/$n/wc"
+	bench "append-$n.wccold" "$RUNS" 0 "$(stopres "$D/$n/wc")" "$cmd"
+	rss "append-$n.wccold" "$RSS_RUNS" "$(stopres "$D/$n/wc")" "$cmd"
+	direct fast "append-$n.wcdirect" "$cmd"
 	fast "append-$n.jq" "sh $D/cmd/jsonl-append.sh $D/$n/jsonl/sessions/$id.jsonl"
 	fast "append-$n.sql" "$SQ $D/$n/db.sqlite '.read $D/cmd/append-$n.sql'"
+	bench "append-$n.sqlfull" "$RUNS" "$WARMUP" "" "$SQ $D/$n/db.sqlite '.read $D/cmd/append-$n-full.sql'"
 done
 
 # ---------------------------------------------------------------- table
@@ -516,16 +564,23 @@ MB_EXPORT=$(field big json_bytes)
 MB_COMPACT=$(field batch json_bytes)
 load=$(uptime | sed 's/.*load average: //')
 {
-	echo "row|append, store of 1 session of 10 msgs|append-one|ms"
-	echo "row|append, store of $(commas "$SESSIONS") sessions|append-many|ms"
-	echo "row|append, session of $(commas "$BIG") msgs|append-big|ms"
-	echo "row|list newest 50 of $(commas "$SESSIONS")|ls|ms"
-	echo "row|list --project ($(field many project_sessions) of $(commas "$SESSIONS")), newest 50|lsp|ms"
-	echo "row|export markdown, $(awk -v b="$MB_EXPORT" 'BEGIN { printf "%.1f", b / 1e6 }') MB session|export|MB/s $MB_EXPORT"
-	echo "row|compact $(commas "$COMPACT") sessions, $(awk -v b="$MB_COMPACT" 'BEGIN { printf "%.1f", b / 1e6 }') MB|compact|MB/s $MB_COMPACT"
+	# row|label|key|unit|wc mode (wc: resident process, warm; wccold; wcdirect)
+	for m in wc wccold wcdirect; do
+		case $m in wc) how="resident" ;; wccold) how="resident, cold" ;; wcdirect) how="direct" ;; esac
+		echo "row|append, store of 1 session of 10 msgs ($how)|append-one|ms|$m"
+		echo "row|append, store of $(commas "$SESSIONS") sessions ($how)|append-many|ms|$m"
+		echo "row|append, session of $(commas "$BIG") msgs ($how)|append-big|ms|$m"
+	done
+	for m in wc wcdirect; do
+		case $m in wc) how="resident" ;; wcdirect) how="direct" ;; esac
+		echo "row|list newest 50 of $(commas "$SESSIONS") ($how)|ls|ms|$m"
+		echo "row|list --project ($(field many project_sessions) of $(commas "$SESSIONS")), newest 50 ($how)|lsp|ms|$m"
+		echo "row|export markdown, $(awk -v b="$MB_EXPORT" 'BEGIN { printf "%.1f", b / 1e6 }') MB session ($how)|export|MB/s $MB_EXPORT|$m"
+		echo "row|compact $(commas "$COMPACT") sessions, $(awk -v b="$MB_COMPACT" 'BEGIN { printf "%.1f", b / 1e6 }') MB ($([ $m = wc ] && echo default || echo direct))|compact|MB/s $MB_COMPACT|$m"
+	done
 } >"$R/rows"
 
-for f in "$R"/*.time "$R"/*.rss; do printf '%s %s\n' "$(basename "$f")" "$(cat "$f")"; done >"$R/all"
+for f in "$R"/*.time "$R"/*.rss "$R"/*.srvrss; do [ -f "$f" ] && printf '%s %s\n' "$(basename "$f")" "$(cat "$f")"; done >"$R/all"
 for f in "$R"/*.stats; do printf '%s %s\n' "$(basename "$f" .stats)" "$(cat "$f")"; done >"$R/stats"
 for f in "$R"/*.rssmed; do printf '%s %s\n' "$(basename "$f" .rssmed)" "$(cat "$f")"; done >"$R/rssmed"
 
@@ -546,27 +601,28 @@ awk -F'|' -v allf="$R/all" -v statf="$R/stats" '
 	function ratio(other, wc) { return (other < 0 || wc <= 0) ? "n/a" : (other / wc >= 10 ? sprintf("%.0fx", other / wc) : sprintf("%.2fx", other / wc)) }
 	function mib(k) { return (t(k) < 0) ? "n/a" : sprintf("%.0f", t(k) / 1024) }
 	$1 == "row" {
-		split($4, u, " "); unit = u[1]; bytes = u[2]; k = $3
-		w = t(k ".wc.time"); j = t(k ".jq.time"); s = t(k ".sql.time")
+		split($4, u, " "); unit = u[1]; bytes = u[2]; k = $3; m = $5
+		w = t(k "." m ".time"); j = t(k ".jq.time"); s = t(k ".sql.time")
 		target = ""
 		if (k ~ /^append/) {
 			target = (s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL"
 			# Flat: median and mean (which carries the periodic level-0
-			# flatten) within 1.25x of those of the small store.
-			if (k != "append-one" && t("append-one.wc.time") > 0 && mean["append-one.wc"] > 0) {
-				rm = w / t("append-one.wc.time"); ra = mean[k ".wc"] / mean["append-one.wc"]
+			# flatten) within 1.25x of those of the small store, same mode.
+			if (k != "append-one" && t("append-one." m ".time") > 0 && mean["append-one." m] > 0) {
+				rm = w / t("append-one." m ".time"); ra = mean[k "." m] / mean["append-one." m]
 				target = target sprintf(", flat %s (median %.2fx, mean %.2fx)", (rm <= 1.25 && ra <= 1.25) ? "ok" : "FAIL", rm, ra)
 			}
 		} else if (k ~ /^ls/) target = (s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL"
 		else if (k == "export") target = (j / w >= 5) ? ">=5x jq ok" : ">=5x jq FAIL"
 		else if (k == "compact") target = (bytes / 1e6 / w >= 100) ? ">=100 MB/s ok" : ">=100 MB/s FAIL"
 		limit = (k == "compact") ? 256 : 64
-		target = target sprintf("; RSS<%d %s", limit, (t(k ".wc.rss") / 1024 < limit) ? "ok" : "FAIL")
-		printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n", $2, cell(w, unit, bytes), cell(j, unit, bytes), cell(s, unit, bytes),
-			ratio(j, w), ratio(s, w), mib(k ".wc.rss"), mib(k ".jq.rss"), mib(k ".sql.rss"), target
+		peak = t(k "." m ".rss"); if (t(k "." m ".srvrss") > peak) peak = t(k "." m ".srvrss")
+		target = target sprintf("; RSS<%d %s", limit, (peak >= 0 && peak / 1024 < limit) ? "ok" : "FAIL")
+		printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n", $2, cell(w, unit, bytes), cell(j, unit, bytes), cell(s, unit, bytes),
+			ratio(j, w), ratio(s, w), mib(k "." m ".rss"), mib(k "." m ".srvrss"), mib(k ".jq.rss"), mib(k ".sql.rss"), target
 	}' "$R/rows" >"$R/table"
 {
-	echo "operation|wc|jsonl+jq|sqlite3|jq/wc|sqlite/wc|RSS wc|RSS jq|RSS sql|target"
+	echo "operation|wc|jsonl+jq|sqlite3|jq/wc|sqlite/wc|RSS wc|RSS res|RSS jq|RSS sql|target"
 	cat "$R/table"
 } | awk -F'|' '
 	{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR; nf = NF }
@@ -579,10 +635,18 @@ awk -F'|' -v allf="$R/all" -v statf="$R/stats" '
 		}
 	}'
 echo "wc, jsonl+jq, sqlite3: median wall time, or MB of message JSON per second. jq/wc, sqlite/wc: the"
-echo "other's time over wc's (above 1: wc is faster). RSS: peak resident set in MiB (GNU time %M, the"
-echo "largest of the runs). Targets: append <= sqlite3 INSERT and within 1.25x of the 10-message store"
-echo "(median and mean: the mean carries the level-0 flatten every 8th writer pays);"
-echo "list <= sqlite3; export >= 5x jq; compaction >= 100 MB/s; RSS < 64 MiB (batch < 256 MiB)."
+echo "other's time over wc's (above 1: wc is faster). wc modes: resident (the default; a resident store"
+echo "process started by the warmup serves the timed runs), resident, cold (stopped before each run, so"
+echo "each run starts one), direct (WC_DIRECT=1). RSS: peak resident set in MiB (GNU time %M, the largest"
+echo "of the runs); RSS res: the resident process's own peak (VmHWM, a fresh process per operation)."
+echo "Targets: append <= sqlite3 INSERT and within 1.25x of the 10-message store (median and mean: the"
+echo "mean carries the level-0 flatten every 8th direct writer pays); list <= sqlite3; export >= 5x jq;"
+echo "compaction >= 100 MB/s; RSS < 64 MiB (batch < 256 MiB), the resident process's included."
+awk -v allf="$R/all" 'BEGIN { while ((getline l < allf) > 0) { split(l, a, " "); v[a[1]] = a[2] }
+	printf "sqlite3 INSERT with synchronous=FULL (fsyncs its commit, as wc syncs before printing):"
+	n = split("one many big", st, " ")
+	for (i = 1; i <= n; i++) { k = "append-" st[i] ".sqlfull.time"; if (k in v) printf " %s %.2f ms;", st[i], v[k] * 1000 }
+	print "" }'
 echo "checks:$checks"
 awk '{ if ($5 > 5 * $2 && $5 > 0.05) printf "note: %s median %.1f ms, mean %.1f ms, max %.1f ms\n", $1, $2 * 1000, $3 * 1000, $5 * 1000 }' "$R/stats"
 awk -v allf="$R/all" 'BEGIN { while ((getline l < allf) > 0) { split(l, a, " "); v[a[1]] = a[2] } }

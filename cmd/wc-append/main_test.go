@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
-func TestMain(m *testing.M) { tooltest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(tooltest.Main(m)) }
 
 func TestScripts(t *testing.T) { tooltest.RunScripts(t, "testdata") }
 

@@ -48,7 +48,7 @@ func compact(c *tool.Ctx) error {
 	bulk := c.Bool("all") || len(refs) > 1
 	open := c.Open
 	if bulk {
-		open = c.OpenBulk
+		open = c.OpenBatch
 	}
 	st, err := open(mode)
 	if err != nil {

@@ -124,11 +124,11 @@ func reader(r *runner, id string, stop *atomic.Bool, fails *failures, reads *ato
 // 1..8×N, and each writer's messages are in its own order.
 //
 // It runs twice: with every command opening the store itself, and through
-// the resident store process (WC_RESIDENT=1).
+// the resident store process (the default).
 func TestConcurrentAppends(t *testing.T) { inModes(t, concurrentAppends) }
 
 // inModes runs a test with the store opened by each command (WC_DIRECT=1)
-// and through the resident store process (WC_RESIDENT=1).
+// and through the resident store process (the default).
 func inModes(t *testing.T, test func(*testing.T, func(*runner) *runner)) {
 	t.Run("direct", func(t *testing.T) { test(t, (*runner).direct) })
 	t.Run("resident", func(t *testing.T) { test(t, (*runner).resident) })

@@ -26,8 +26,6 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
-func TestMain(m *testing.M) { tooltest.Main(m) }
-
 // lockTimeout is generous on purpose: a command that gives up on the lock is
 // a failure in these suites, and the machine may be shared.
 const lockTimeout = "10m"
@@ -84,8 +82,8 @@ func (r *runner) direct() *runner { return r.withEnv("WC_DIRECT=1", "WC_RESIDENT
 
 // resident is a runner whose commands go through the resident store
 // process, started on demand, that keeps the store open between commands
-// (WC_RESIDENT=1; cmd/internal/tool).
-func (r *runner) resident() *runner { return r.withEnv("WC_RESIDENT=1", "WC_DIRECT=") }
+// (the default; cmd/internal/tool).
+func (r *runner) resident() *runner { return r.withEnv("WC_RESIDENT=", "WC_DIRECT=") }
 
 func (r *runner) withEnv(kv ...string) *runner {
 	c := *r

@@ -30,8 +30,9 @@ var CommonEnv = []EnvVar{
 	{"WC_STORE", "The store directory, as --store."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
-	{"WC_RESIDENT", "Set to 1 to go through a resident store process, started on demand, that keeps the store open between commands and stops after 2 seconds without them: commands then skip the store's open and close. A writer's result is synced before it is printed, as without it."},
-	{"WC_DIRECT", "Set to 1 to open the store in the command itself even when WC_RESIDENT is set. Such a command waits for a running resident process to stop."},
+	{"WC_RESIDENT", "Commands go through a resident store process that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it (any wc binary serves), later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands or on SIGTERM, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another build connects. When no resident process can serve the store (a read-only store or file system, another user's store), commands open it themselves. Either way a writer's result is synced to disk before it is printed."},
+	{"WC_RESIDENT_IDLE", "How long the resident store process waits for a command before it stops, as a Go duration (default 2s)."},
+	{"WC_DIRECT", "Set to 1 to open the store in the command itself. A running resident store process is asked to stop once the commands it serves are done, and the command waits for it as for any holder of the store's lock."},
 	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
 }
 
@@ -51,11 +52,21 @@ func (c *Ctx) StoreDir() (string, error) {
 }
 
 // Open opens the store for reading or writing and closes it when the action
-// returns. Call it only after all input has been read and validated. With
-// WC_RESIDENT=1 it goes through the resident store process, started on
-// demand; when none can be had, or with WC_DIRECT=1, it opens the store
-// itself.
-func (c *Ctx) Open(mode store.Mode) (store.Handle, error) {
+// returns. Call it only after all input has been read and validated. It
+// goes through the resident store process, started on demand; when none can
+// be had, or with WC_DIRECT=1, it opens the store itself.
+func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, false) }
+
+// OpenBatch opens the store for work over many sessions (wc-compact --all)
+// in the command itself, after asking a resident store process to make way
+// once its clients are done: a batch gains nothing from the socket (it holds
+// the lock throughout) and would leave its memory in a process that
+// outlives it. The store is tuned so that memory stays bounded by the
+// largest session rather than the store; the caller calls Settle between
+// sessions.
+func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) { return c.open(mode, true) }
+
+func (c *Ctx) open(mode store.Mode, batch bool) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
@@ -64,36 +75,23 @@ func (c *Ctx) Open(mode store.Mode) (store.Handle, error) {
 	if timeout < 0 {
 		return nil, Usagef("--lock-timeout must not be negative")
 	}
-	opts := store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync")}
+	opts := store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync"), Bulk: batch}
+	if batch {
+		limitMemory()
+	}
+	start := time.Now()
 	var st store.Handle
-	if resident(opts, mode) {
+	switch {
+	case batch || forcedDirect():
+		// A resident process would hold the store until it idles.
+		_ = store.Shutdown(dir, 0)
+	case resident(opts, mode):
 		st, err = dialResident(opts, mode)
 	}
 	if st == nil && err == nil {
+		opts.LockTimeout = max(0, timeout-time.Since(start))
 		st, err = store.Open(opts, mode)
 	}
-	if err != nil {
-		return nil, err
-	}
-	c.OnClose(st.Close)
-	return st, nil
-}
-
-// OpenBulk opens the store for a batch over many sessions: always in this
-// process (batches would only stream through a resident process), tuned so
-// that memory stays bounded by the largest session rather than the store.
-// The caller calls Settle between sessions.
-func (c *Ctx) OpenBulk(mode store.Mode) (store.Handle, error) {
-	dir, err := c.StoreDir()
-	if err != nil {
-		return nil, err
-	}
-	timeout := c.Duration("lock-timeout")
-	if timeout < 0 {
-		return nil, Usagef("--lock-timeout must not be negative")
-	}
-	limitMemory()
-	st, err := store.Open(store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync"), Bulk: true}, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -158,3 +158,34 @@ func TestManPageSections(t *testing.T) {
 		}
 	}
 }
+
+// Ctx.IsSet answers as cli.Context.IsSet does, for flags given by name, by
+// alias, through their environment variable, or not at all.
+func TestIsSetMatchesCli(t *testing.T) {
+	t.Setenv("WC_TEST_FROM_ENV", "x")
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "text", Aliases: []string{"t"}},
+		&cli.StringFlag{Name: "file"},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}},
+		&cli.BoolFlag{Name: "error"},
+		&cli.StringFlag{Name: "from-env", EnvVars: []string{"WC_TEST_FROM_ENV"}},
+		&cli.StringFlag{Name: "unset-env", EnvVars: []string{"WC_TEST_UNSET"}},
+		&cli.StringSliceFlag{Name: "rule"},
+		&cli.IntFlag{Name: "limit", Aliases: []string{"l"}},
+	}
+	names := []string{"text", "t", "file", "dry-run", "n", "error", "from-env", "unset-env", "rule", "limit", "l", "help", "nonexistent"}
+	for _, args := range []string{"x", "x -t hi -n", "x --text= --error --rule a --rule b", "x -l 3 --file f", "x --dry-run --limit 0"} {
+		app := &cli.App{Name: "x", Flags: flags, Action: func(cc *cli.Context) error {
+			c := &Ctx{Context: cc}
+			for _, n := range names {
+				if got, want := c.IsSet(n), cc.IsSet(n); got != want {
+					t.Errorf("%q: IsSet(%q) = %v, cli says %v", args, n, got, want)
+				}
+			}
+			return nil
+		}}
+		if err := app.Run(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

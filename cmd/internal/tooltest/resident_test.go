@@ -6,6 +6,8 @@ import (
 	"testing"
 )
 
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
 // TestScriptsResident runs every command's scripts through the resident
 // store process, so that both ways of opening the store meet one contract.
 func TestScriptsResident(t *testing.T) {

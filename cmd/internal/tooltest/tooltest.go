@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,17 +65,6 @@ func Binaries(t testing.TB) string {
 	return binDir
 }
 
-// Main runs a package's tests and then removes the binaries Binaries
-// built: each test process builds its own, about 100 MB of them.
-// Use it as func TestMain(m *testing.M) { tooltest.Main(m) }.
-func Main(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
 type buildError struct {
 	err error
 	out string
@@ -93,12 +83,13 @@ func Fixtures(t testing.TB) string {
 }
 
 // RunScripts runs every .txtar script in dir with the wc commands on PATH,
-// a fresh store in $WC_STORE and a HOME of its own.
+// a fresh store in $WC_STORE and a HOME of its own, each command opening
+// the store itself (WC_DIRECT=1).
 func RunScripts(t *testing.T, dir string) { runScripts(t, dir, false) }
 
-// RunScriptsResident runs the scripts again with WC_RESIDENT=1: every
-// command then goes through a resident store process. Lines that hold for
-// one mode only are marked [resident] or [!resident].
+// RunScriptsResident runs the scripts again as commands run by default:
+// through a resident store process. Lines that hold for one mode only are
+// marked [resident] or [!resident].
 func RunScriptsResident(t *testing.T, dir string) { runScripts(t, dir, true) }
 
 func runScripts(t *testing.T, dir string, resident bool) {
@@ -120,10 +111,10 @@ func runScripts(t *testing.T, dir string, resident bool) {
 			env.Setenv("WC_STORE", filepath.Join(env.WorkDir, "store"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("XDG_DATA_HOME", "")
-			env.Setenv("WC_DIRECT", "")
+			env.Setenv("WC_DIRECT", "1")
 			env.Setenv("WC_RESIDENT", "")
 			if resident {
-				env.Setenv("WC_RESIDENT", "1")
+				env.Setenv("WC_DIRECT", "")
 			}
 			env.Setenv("FIXTURES", filepath.Join(root, "..", "shared", "fixtures"))
 			env.Setenv("SCRIPTS", filepath.Join(root, "scripts"))
@@ -183,6 +174,62 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 func StoreEnv(t testing.TB, dir string) []string {
 	t.Cleanup(func() { StopResidents(t, filepath.Dir(dir)) })
 	return append(os.Environ(), "WC_STORE="+dir)
+}
+
+// residentGrace bounds how long Main waits for resident store processes to
+// stop by themselves after the tests: they idle out after 2 seconds, and at
+// once when their store directory is removed.
+const residentGrace = 10 * time.Second
+
+// Main runs a package's tests (call it from TestMain), then waits for every
+// resident store process started from the binaries built for them to stop,
+// and removes the binaries. One still running after residentGrace would
+// outlive the tests: it is killed, and the run fails.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if binDir == "" {
+		return code
+	}
+	deadline := time.Now().Add(residentGrace)
+	left := processesRunning(binDir)
+	for len(left) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		left = processesRunning(binDir)
+	}
+	for _, pid := range left {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "tooltest: %d resident store processes (pids %v) outlived the tests by %v; killed\n", len(left), left, residentGrace)
+		if code == 0 {
+			code = 1
+		}
+	}
+	_ = os.RemoveAll(binDir)
+	return code
+}
+
+// processesRunning lists the live processes (zombies excluded: they hold
+// nothing) whose program is in dir.
+func processesRunning(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(exe, dir+string(filepath.Separator)) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
 
 // StopResidents stops every resident store process of a store under root

@@ -203,7 +203,7 @@ func BenchmarkNodes(b *testing.B) {
 func BenchmarkListInfoResident(b *testing.B) {
 	dir := listBenchStore(b, 10000, 8, 0)
 	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, time.Minute) }()
+	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute}) }()
 	defer func() {
 		if err := Shutdown(dir, 10*time.Second); err != nil {
 			b.Error(err)

@@ -1,15 +1,20 @@
 package store
 
 import (
-	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -65,7 +70,10 @@ type wireReq struct {
 	Sum     [32]byte
 	Data    []byte
 	DryRun  bool
-	Query   ListQuery
+	// Defer lets the server answer a write before syncing it: the client
+	// writes more and ends with "end", which syncs them all at once.
+	Defer bool
+	Query ListQuery
 }
 
 type wireErr struct{ Kind, Msg, Ref string }
@@ -180,29 +188,100 @@ func (l *sessionLock) release(mode Mode) {
 	l.mu.Unlock()
 }
 
+// ServeConfig tunes a resident store process.
+type ServeConfig struct {
+	// Idle is how long the process waits for a client before it stops.
+	Idle time.Duration
+	// Wait bounds how long it waits for Dir/lock while another process
+	// holds the store; it gives up at once when another resident process
+	// answers instead.
+	Wait time.Duration
+	// Ready, when set, is called once clients can connect.
+	Ready func()
+	// Stale, when set, reports whether the program this process runs has
+	// been replaced on disk; a stale process serves no new client.
+	Stale func() bool
+	// Stop, when closed, stops the process as when it idles (on SIGTERM).
+	Stop <-chan struct{}
+}
+
+// ErrStoreGone is returned by Serve when the store directory was removed,
+// moved or replaced while it was served. The process must then exit at
+// once, without closing the store: Badger's close would flush into a
+// directory that is gone (retrying forever) or being removed. What it
+// committed survives as after a kill -9, wherever the directory went.
+var ErrStoreGone = errors.New("store: the store directory was removed, moved or replaced")
+
+// watchInterval is how often a resident process checks that its store
+// directory and socket are still where it serves them.
+const watchInterval = 50 * time.Millisecond
+
 // Serve runs the resident store process: it opens the store in opts.Dir for
 // writing, which takes Dir/lock for as long as it runs (commands that open
 // the store themselves queue behind it), and serves clients on the socket
-// until no client has come for idle. It then closes the store the way any
-// writer does. A second server finds the lock taken and returns ErrBusy.
-func Serve(opts Options, idle time.Duration) error {
-	opts.LockTimeout = 0
-	st, err := Open(opts, Write)
+// until no client has come for cfg.Idle. It then closes the store the way
+// any writer does. A second server finds the lock taken and returns
+// ErrBusy. On ErrStoreGone the store is left open: exit.
+func Serve(opts Options, cfg ServeConfig) error {
+	dir := filepath.Clean(opts.Dir)
+	if opts.Dir == "" {
+		return errors.New("store: no store directory given")
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return mapErr("create store", err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return mapErr("create store", err)
+		}
+	}
+	d, err := os.Open(dir)
 	if err != nil {
+		return mapErr("open", err)
+	}
+	dirInfo, err := d.Stat()
+	if err != nil || !dirInfo.IsDir() {
+		d.Close()
+		return notStoreError(dir, true)
+	}
+	// Badger and the socket are reached through the directory itself
+	// rather than its path, so that nothing is ever written into whatever
+	// takes the path later; it also keeps the socket's path short.
+	root := fmt.Sprintf("/proc/self/fd/%d", d.Fd())
+	if fi, err := os.Stat(root); err != nil || !os.SameFile(fi, dirInfo) {
+		root = dir // no /proc: the watch below must do
+	}
+	st, err := openServed(opts, dir, root, cfg.Wait)
+	if err != nil {
+		d.Close()
 		return err
 	}
-	sock := SocketPath(st.dir)
+	sock := SocketPath(root)
 	_ = os.Remove(sock) // left by a server that died; we hold the lock now
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		st.Close()
+		d.Close()
 		return mapErr("listen", err)
 	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by us, and only while ours
 	_ = os.Chmod(sock, 0o600)
-	srv := &server{st: st, dir: st.dir, activity: make(chan struct{}, 1), quit: make(chan struct{})}
+	sockInfo, err := os.Lstat(sock)
+	if err != nil {
+		st.Close()
+		d.Close()
+		return mapErr("listen", err)
+	}
+	srv := &server{st: st, dir: dir, root: root, dirFile: d, dirInfo: dirInfo, sock: sock, sockInfo: sockInfo,
+		stale: cfg.Stale, activity: make(chan struct{}, 1), quit: make(chan struct{})}
 	go srv.accept(ln)
-	timer := time.NewTimer(idle)
-	defer timer.Stop()
+	if cfg.Ready != nil {
+		cfg.Ready()
+	}
+	idle := time.NewTimer(cfg.Idle)
+	defer idle.Stop()
+	watch := time.NewTicker(watchInterval)
+	defer watch.Stop()
 wait:
 	for {
 		select {
@@ -210,30 +289,81 @@ wait:
 		case <-srv.quit:
 			srv.stopAccepting()
 			break wait
-		case <-timer.C:
+		case <-cfg.Stop:
+			srv.stopAccepting()
+			break wait
+		case <-idle.C:
 			if srv.stopIfIdle() {
 				break wait
 			}
+		case <-watch.C:
+			if srv.gone() {
+				return ErrStoreGone
+			}
+			continue
 		}
-		if !timer.Stop() {
+		if !idle.Stop() {
 			select {
-			case <-timer.C:
+			case <-idle.C:
 			default:
 			}
 		}
-		timer.Reset(idle)
+		idle.Reset(cfg.Idle)
 	}
-	// A client that connects from now on finds no socket and opens the
-	// store itself, queueing behind our lock until Close releases it.
+	// A client that connects from now on finds no socket and starts a
+	// resident process of its own, which waits for our lock.
 	_ = os.Remove(sock)
+	srv.sockInfo = nil
 	_ = ln.Close()
-	srv.conns.Wait()
-	return st.Close()
+	if !srv.watchWhile(srv.conns.Wait) {
+		return ErrStoreGone
+	}
+	var closeErr error
+	if !srv.watchWhile(func() { closeErr = st.Close() }) {
+		return ErrStoreGone
+	}
+	d.Close()
+	return closeErr
+}
+
+// openServed opens the store for the resident process. While another
+// process holds it, it retries until wait has passed, and gives up early
+// when a resident process answers on the socket: that one serves it.
+func openServed(opts Options, dir, root string, wait time.Duration) (*Store, error) {
+	deadline := time.Now().Add(wait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
+		// Trying once at a time (LockTimeout 0): a waiting flock would
+		// leave a blocked thread behind at every retry.
+		st, err := Open(Options{Dir: root, Sync: opts.Sync}, Write)
+		if err == nil || !errors.Is(err, ErrBusy) {
+			return st, err
+		}
+		if time.Now().After(deadline) || serverAnswers(dir) {
+			return nil, busyError(dir)
+		}
+		time.Sleep(delay)
+	}
+}
+
+// serverAnswers reports whether a resident process listens for dir.
+func serverAnswers(dir string) bool {
+	conn, err := dialSocket(dir)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 type server struct {
 	st       *Store
-	dir      string
+	dir      string   // the store's path, for messages and the watch
+	root     string   // the directory as Badger and the socket reach it
+	dirFile  *os.File // the store directory, held open for the process's life
+	dirInfo  os.FileInfo
+	sock     string
+	sockInfo os.FileInfo // nil once we removed the socket ourselves
+	stale    func() bool
 	lock     sessionLock
 	conns    sync.WaitGroup
 	mu       sync.Mutex
@@ -242,6 +372,50 @@ type server struct {
 	activity chan struct{}
 	quit     chan struct{}
 	quitOnce sync.Once
+}
+
+// gone reports whether the store directory was removed or no longer sits
+// at its path, or our socket was removed or replaced: the signs of rm -rf
+// $WC_STORE, mv, or a fresh store in its place.
+func (s *server) gone() bool {
+	fi, err := s.dirFile.Stat()
+	if err != nil {
+		return true
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink == 0 {
+		return true
+	}
+	if cur, err := os.Stat(s.dir); err != nil || !os.SameFile(cur, s.dirInfo) {
+		return true
+	}
+	if s.sockInfo != nil {
+		if cur, err := os.Lstat(s.sock); err != nil || !os.SameFile(cur, s.sockInfo) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchWhile runs f (waiting for clients, closing the store) and reports
+// false as soon as the store is gone, leaving f to the process's exit.
+func (s *server) watchWhile(f func()) bool {
+	done := make(chan struct{})
+	go func() {
+		f()
+		close(done)
+	}()
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return true
+		case <-tick.C:
+			if s.gone() {
+				return false
+			}
+		}
+	}
 }
 
 // stopIfIdle stops taking clients if none is connected, atomically with
@@ -259,6 +433,9 @@ func (s *server) stopAccepting() {
 	s.mu.Unlock()
 }
 
+// shutdown stops the server once its clients are done.
+func (s *server) shutdown() { s.quitOnce.Do(func() { close(s.quit) }) }
+
 func (s *server) accept(ln net.Listener) {
 	for {
 		conn, err := ln.Accept()
@@ -266,7 +443,7 @@ func (s *server) accept(ln net.Listener) {
 			return
 		}
 		s.mu.Lock()
-		if s.closing { // the client falls back to opening the store itself
+		if s.closing { // the client starts a resident process of its own
 			s.mu.Unlock()
 			conn.Close()
 			continue
@@ -295,53 +472,63 @@ func (s *server) touch() {
 	}
 }
 
-// serveConn serves one command: begin (take the lock), operations, end.
-// A client that disappears releases its lock with its connection; what it
-// committed stays committed, as when a command is killed.
+// serveConn serves one command: hello (take the lock), operations, and the
+// end of the connection. A client that disappears releases its lock with
+// its connection; what it committed stays committed, as when a command is
+// killed.
 func (s *server) serveConn(conn net.Conn) {
 	defer conn.Close()
-	enc, dec := gob.NewEncoder(conn), gob.NewDecoder(conn)
-	var req wireReq
-	if err := dec.Decode(&req); err != nil {
+	wc := newWireConn(conn)
+	var hello wireHello
+	if err := wc.recv(&hello); err != nil {
 		return
 	}
-	if req.Op == "shutdown" {
-		s.quitOnce.Do(func() { close(s.quit) })
-		_ = enc.Encode(&wireResp{})
+	welcome := wireWelcome{Proto: protocolVersion, Build: buildID()}
+	switch {
+	case hello.Op == "shutdown":
+		s.shutdown()
+		_ = wc.send(&welcome)
+		return
+	case hello.Proto != protocolVersion || hello.Build != welcome.Build || s.stale != nil && s.stale():
+		// A client of another build: make way for a resident process of
+		// its own once the clients being served are done.
+		s.shutdown()
+		welcome.Err = &wireErr{Kind: "stale"}
+		_ = wc.send(&welcome)
+		return
+	case hello.Op != "begin":
 		return
 	}
-	if req.Op != "begin" {
-		return
-	}
-	mode := req.Mode
-	if err := s.lock.acquire(mode, req.Timeout, s.dir); err != nil {
-		_ = enc.Encode(&wireResp{Err: toWire(err)})
+	mode := hello.Mode
+	if err := s.lock.acquire(mode, hello.Timeout, s.dir); err != nil {
+		welcome.Err = toWire(err)
+		_ = wc.send(&welcome)
 		return
 	}
 	defer s.lock.release(mode)
-	if err := enc.Encode(&wireResp{}); err != nil {
+	if err := wc.send(&welcome); err != nil {
 		return
 	}
+	unsynced := false
 	for {
 		var req wireReq
-		if err := dec.Decode(&req); err != nil {
+		if err := wc.recv(&req); err != nil {
 			return
 		}
-		if req.Op == "end" {
+		if req.Op == "end" { // sent only by a client with unsynced writes
 			var err error
-			if mode == Write {
-				// What the client prints must be on disk, as after a
-				// Close in a command of its own.
-				err = s.st.syncNow()
+			if unsynced {
+				err = s.sync()
 			}
-			_ = enc.Encode(&wireResp{Err: toWire(err)})
+			_ = wc.send(&wireResp{Err: s.toWire(err)})
 			return
 		}
 		if mode == Read && isWrite(req.Op) {
-			_ = enc.Encode(&wireResp{Err: toWire(errReadOnly)})
+			_ = wc.send(&wireResp{Err: toWire(errReadOnly)})
 			continue
 		}
-		if err := s.handle(&req, enc, dec); err != nil {
+		unsynced = unsynced || req.Op == "putblob" || req.Defer
+		if err := s.handle(&req, wc); err != nil {
 			return // the connection broke
 		}
 	}
@@ -351,12 +538,14 @@ func isWrite(op string) bool { return op == "commit" || op == "putblob" || op ==
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.
-func (s *server) handle(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error {
+func (s *server) handle(req *wireReq, wc *wireConn) error {
 	var resp wireResp
 	var err error
 	switch req.Op {
 	case "resolve":
-		resp.Str, err = s.st.Resolve(req.ID)
+		if resp.Str, err = s.st.Resolve(req.ID); err == nil {
+			s.prefetch(resp.Str, &resp)
+		}
 	case "meta":
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
@@ -381,6 +570,11 @@ func (s *server) handle(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 			if err == nil {
 				err = s.st.Commit(&m, nodes)
 			}
+			if err == nil && !req.Defer {
+				// What the client prints next must be on disk, as after a
+				// command's own Close (which syncs the table it flushes).
+				err = s.sync()
+			}
 		}
 	case "putblob":
 		err = s.st.PutBlob(req.ID, req.Sum, req.Data)
@@ -391,20 +585,66 @@ func (s *server) handle(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		if m, err = session.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
 		}
+		if err == nil && !req.DryRun && !req.Defer {
+			err = s.sync()
+		}
 	case "walk", "nodes", "path", "list", "listinfo":
-		return s.stream(req, enc, dec)
+		return s.stream(req, wc)
 	default:
 		err = fmt.Errorf("store: unknown request %q", req.Op)
 	}
-	resp.Err = toWire(err)
-	return enc.Encode(&resp)
+	resp.Err = s.toWire(err)
+	return wc.send(&resp)
+}
+
+// toWire keeps an error's kind, as the package's toWire does, and names the
+// store by its path rather than by the descriptor the process reaches it
+// through.
+func (s *server) toWire(err error) *wireErr {
+	e := toWire(err)
+	if e != nil && s.root != s.dir {
+		e.Msg = strings.ReplaceAll(e.Msg, s.root, s.dir)
+	}
+	return e
+}
+
+// residentSyncs counts the syncs of resident processes in this process
+// (tests).
+var residentSyncs atomic.Int64
+
+// sync makes what was committed durable, as a command's Close would.
+func (s *server) sync() error {
+	residentSyncs.Add(1)
+	return s.st.syncNow()
+}
+
+// maxPrefetchNode bounds the head node sent along with a resolve.
+const maxPrefetchNode = 256 << 10
+
+// prefetch adds the session's metadata and head node to the answer of a
+// resolve: what nearly every command asks for next, saving two round trips.
+// The client holds the lock, so neither can change before it reads them.
+func (s *server) prefetch(id string, resp *wireResp) {
+	m, err := s.st.Meta(id)
+	if err != nil {
+		return // the client asks, and gets the error, itself
+	}
+	resp.Meta = session.EncodeMeta(&m)
+	if m.Head == 0 {
+		return
+	}
+	if n, err := s.st.Node(id, m.Head); err == nil {
+		if v := session.EncodeNode(&n); len(v) <= maxPrefetchNode {
+			resp.Items = []wireNode{{n.Seq, v}}
+		}
+	}
 }
 
 var errClientStopped = errors.New("client stopped")
 
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with "more" (or ended with "stop").
-func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error {
+func (s *server) stream(req *wireReq, wc *wireConn) error {
 	var chunk []wireNode
 	var connErr error
 	stopped := false
@@ -416,12 +656,12 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		if len(chunk) < chunkItems {
 			return nil
 		}
-		if connErr = enc.Encode(&wireResp{Items: chunk, More: true}); connErr != nil {
+		if connErr = wc.send(&wireResp{Items: chunk, More: true}); connErr != nil {
 			return connErr
 		}
 		chunk = chunk[:0]
 		var next wireReq
-		if connErr = dec.Decode(&next); connErr != nil {
+		if connErr = wc.recv(&next); connErr != nil {
 			return connErr
 		}
 		if next.Op != "more" {
@@ -453,53 +693,101 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 	if stopped {
 		return nil // the client stopped reading; it expects no more
 	}
-	return enc.Encode(&wireResp{Items: chunk, Err: toWire(err)})
+	return wc.send(&wireResp{Items: chunk, Err: s.toWire(err)})
 }
 
 // Client is a command's connection to the resident store process. Like a
 // *Store it holds the lock (the server's) from Dial to Close.
 type Client struct {
-	conn   net.Conn
-	enc    *gob.Encoder
-	dec    *gob.Decoder
-	mode   Mode
-	closed bool
+	conn     io.ReadWriteCloser
+	wc       *wireConn
+	mode     Mode
+	closed   bool
+	unsynced bool // a write the server has not synced yet
+	writes   int  // commits and collections so far
+	// What resolves brought along (see server.prefetch), by session id;
+	// valid while the lock is held, dropped by the session's writes.
+	prefetched map[string]*prefetched
 }
 
+type prefetched struct {
+	meta []byte
+	head wireNode // Value nil when it was not sent
+}
+
+// maxPrefetched bounds the prefetched sessions a client keeps.
+const maxPrefetched = 16
+
+// ErrNoServer is returned by Dial when no resident process serves the
+// store, or the one there is stopping or runs another build: start one, or
+// open the store directly.
+var ErrNoServer = errors.New("store: no resident store process")
+
 // Dial connects to the resident process of the store in opts.Dir and takes
-// its lock for mode, waiting up to opts.LockTimeout. An error that is not
-// ErrBusy means no server answered: open the store directly instead.
+// its lock for mode, waiting up to opts.LockTimeout. It returns ErrBusy
+// when that wait timed out, and ErrNoServer when there is no resident
+// process to use.
 func Dial(opts Options, mode Mode) (*Client, error) {
-	conn, err := net.Dial("unix", SocketPath(filepath.Clean(opts.Dir)))
+	conn, err := dialSocket(filepath.Clean(opts.Dir))
 	if err != nil {
-		return nil, err
+		return nil, ErrNoServer
 	}
-	c := &Client{conn: conn, enc: gob.NewEncoder(conn), dec: gob.NewDecoder(conn), mode: mode}
-	resp, err := c.call(&wireReq{Op: "begin", Mode: mode, Timeout: opts.LockTimeout})
-	if err == nil {
-		err = resp.Err.err()
+	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode}
+	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout}
+	var welcome wireWelcome
+	if err := c.wc.send(&hello); err == nil {
+		err = c.wc.recv(&welcome)
 	}
-	if err != nil {
+	switch {
+	case err != nil, welcome.Proto != protocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
+		// Stopping, or of another build: it makes way once its clients
+		// are done.
 		conn.Close()
-		return nil, err
+		return nil, ErrNoServer
+	case welcome.Err != nil:
+		conn.Close()
+		return nil, welcome.Err.err()
 	}
 	return c, nil
 }
 
+// maxSocketPath is the longest socket path a connect or bind takes (108
+// bytes with its NUL on Linux), with room to spare.
+const maxSocketPath = 100
+
+// dialSocket connects to the socket of the store in dir; a path too long
+// for a socket is reached through the directory's descriptor.
+func dialSocket(dir string) (io.ReadWriteCloser, error) {
+	sock := SocketPath(dir)
+	if len(sock) <= maxSocketPath {
+		return dialBlocking(sock)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return dialBlocking(SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
+}
+
 // Shutdown asks the resident process of dir to stop when its clients are
-// done and waits until it has closed the store. Without a server it does
-// nothing.
+// done and waits up to timeout until it has closed the store (with 0, it
+// only asks). Without a server it does nothing.
 func Shutdown(dir string, timeout time.Duration) error {
-	conn, err := net.Dial("unix", SocketPath(filepath.Clean(dir)))
+	dir = filepath.Clean(dir)
+	conn, err := dialSocket(dir)
 	if err != nil {
 		return nil
 	}
-	defer conn.Close()
-	if err := gob.NewEncoder(conn).Encode(&wireReq{Op: "shutdown"}); err != nil {
+	wc := newWireConn(conn)
+	if err := wc.send(&wireHello{Proto: protocolVersion, Op: "shutdown", Build: buildID()}); err == nil {
+		var welcome wireWelcome
+		_ = wc.recv(&welcome)
+	}
+	conn.Close()
+	if timeout <= 0 {
 		return nil
 	}
-	var resp wireResp
-	_ = gob.NewDecoder(conn).Decode(&resp)
 	// The server has stopped listening; it releases Dir/lock once closed.
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
 	if err != nil {
@@ -520,11 +808,11 @@ func (c *Client) call(req *wireReq) (*wireResp, error) {
 	if c.closed {
 		return nil, errClosed
 	}
-	if err := c.enc.Encode(req); err != nil {
+	if err := c.wc.send(req); err != nil {
 		return nil, errConnLost
 	}
 	var resp wireResp
-	if err := c.dec.Decode(&resp); err != nil {
+	if err := c.wc.recv(&resp); err != nil {
 		return nil, errConnLost
 	}
 	return &resp, nil
@@ -545,7 +833,7 @@ func (c *Client) stream(req *wireReq, fn func(seq uint64, value []byte) error) e
 		for _, it := range resp.Items {
 			if ferr := fn(it.Seq, it.Value); ferr != nil {
 				if resp.More { // the server expects no reply to read after "stop"
-					if err := c.enc.Encode(&wireReq{Op: "stop"}); err != nil {
+					if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
 						return errConnLost
 					}
 				}
@@ -566,11 +854,24 @@ func (c *Client) Resolve(ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if resp.Meta != nil {
+		if len(c.prefetched) >= maxPrefetched || c.prefetched == nil {
+			c.prefetched = map[string]*prefetched{}
+		}
+		p := &prefetched{meta: resp.Meta}
+		if len(resp.Items) == 1 {
+			p.head = resp.Items[0]
+		}
+		c.prefetched[resp.Str] = p
+	}
 	return resp.Str, nil
 }
 
 // Meta implements Handle.
 func (c *Client) Meta(id string) (session.Meta, error) {
+	if p := c.prefetched[id]; p != nil {
+		return session.DecodeMeta(p.meta)
+	}
 	resp, err := c.do(&wireReq{Op: "meta", ID: id})
 	if err != nil {
 		return session.Meta{}, err
@@ -580,6 +881,9 @@ func (c *Client) Meta(id string) (session.Meta, error) {
 
 // Node implements Handle.
 func (c *Client) Node(id string, seq uint64) (session.Node, error) {
+	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
+		return session.DecodeNode(seq, p.head.Value)
+	}
 	resp, err := c.do(&wireReq{Op: "node", ID: id, Seq: seq})
 	if err != nil {
 		return session.Node{}, err
@@ -653,16 +957,37 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 
 // Commit implements Handle.
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
+	delete(c.prefetched, meta.ID)
 	req := &wireReq{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]wireNode, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = wireNode{nodes[i].Seq, session.EncodeNode(&nodes[i])}
 	}
+	req.Defer = c.deferSync()
 	_, err := c.do(req)
+	c.synced(req.Defer, err)
 	return err
+}
+
+// deferSync tells whether the server may answer the next write before it
+// syncs: a command's first write is synced at once, since it is usually
+// its only one; later ones are synced together when the command ends.
+func (c *Client) deferSync() bool {
+	c.writes++
+	return c.writes > 1
+}
+
+// synced notes what an answered write left unsynced.
+func (c *Client) synced(deferred bool, err error) {
+	if deferred {
+		c.unsynced = true
+	} else if err == nil {
+		c.unsynced = false // the server synced everything before answering
+	}
 }
 
 // PutBlob implements Handle.
 func (c *Client) PutBlob(id string, sum [32]byte, data []byte) error {
+	c.unsynced = true
 	_, err := c.do(&wireReq{Op: "putblob", ID: id, Sum: sum, Data: data})
 	return err
 }
@@ -678,23 +1003,35 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 
 // Collect implements Handle.
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
-	resp, err := c.do(&wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun})
+	delete(c.prefetched, m.ID)
+	req := &wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
+	if !dryRun {
+		req.Defer = c.deferSync()
+	}
+	resp, err := c.do(req)
+	if !dryRun {
+		c.synced(req.Defer, err)
+	}
 	if err != nil {
 		return Freed{}, err
 	}
 	return resp.Freed, nil
 }
 
-// Close ends the command's session: for a writer, the server syncs what
-// was written before answering, so that what is printed next is on disk.
 // Settle does nothing: the resident process bounds its own memory.
 func (c *Client) Settle() error { return nil }
 
+// Close ends the command's session. The server synced the first commit
+// before answering it; what was written after it is synced now, so that
+// what is printed next is on disk.
 func (c *Client) Close() error {
 	if c.closed {
 		return nil
 	}
-	_, err := c.do(&wireReq{Op: "end"})
+	var err error
+	if c.unsynced {
+		_, err = c.do(&wireReq{Op: "end"})
+	}
 	c.closed = true
 	c.conn.Close()
 	return err

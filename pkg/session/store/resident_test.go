@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +23,7 @@ import (
 func serve(t *testing.T, dir string, idle time.Duration) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, idle) }()
+	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: idle}) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
@@ -168,7 +170,7 @@ func TestResidentLocking(t *testing.T) {
 func TestResidentLifecycle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	done := serve(t, dir, 300*time.Millisecond)
-	if err := Serve(Options{Dir: dir}, time.Second); !errors.Is(err, ErrBusy) {
+	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Second}); !errors.Is(err, ErrBusy) {
 		t.Errorf("second server: %v", err)
 	}
 	id := testID(0x12345678, 2)
@@ -299,4 +301,189 @@ func TestResidentKilledMidCommit(t *testing.T) {
 		t.Fatal("no append was acknowledged: the test showed nothing")
 	}
 	t.Logf("%d rounds, %d acknowledged appends, all present", rounds, total)
+}
+
+// A resident process whose program was replaced, or that a client of
+// another build reaches, serves no new client: the client is told to start
+// its own, and the process stops once its clients are done.
+func TestResidentMakesWay(t *testing.T) {
+	for _, why := range []string{"stale", "build"} {
+		t.Run(why, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			var stale atomic.Bool
+			done := make(chan error, 1)
+			ready := make(chan struct{})
+			go func() {
+				done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Ready: func() { close(ready) }, Stale: stale.Load})
+			}()
+			<-ready
+			busy := dial(t, dir, Read) // a client being served when it happens
+			switch why {
+			case "stale":
+				stale.Store(true)
+				if _, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, ErrNoServer) {
+					t.Fatalf("a stale process took a client: %v", err)
+				}
+			case "build":
+				conn, err := dialSocket(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wc := newWireConn(conn)
+				var welcome wireWelcome
+				if err := wc.send(&wireHello{Proto: protocolVersion, Op: "begin", Build: "another build"}); err == nil {
+					err = wc.recv(&welcome)
+				}
+				conn.Close()
+				if welcome.Err == nil || welcome.Err.Kind != "stale" {
+					t.Fatalf("a client of another build was answered %+v", welcome)
+				}
+			}
+			if _, err := busy.Meta(testID(1, 1)); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the client being served lost its connection: %v", err)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the process stopped under its client: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			busy.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+		})
+	}
+}
+
+// A resident process started while another process holds the store waits
+// for it, unless a resident process already answers.
+func TestResidentWaitsForTheStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	held := open(t, dir, Write)
+	done := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Minute, Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+		t.Fatal("served a store another process holds")
+	case err := <-done:
+		t.Fatalf("gave up on a held store: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	mustClose(t, held)
+	<-ready
+	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second process beside an answering one: %v", err)
+	}
+	if err := Shutdown(dir, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
+// What a client wrote is synced before Close returns, once per command
+// where possible: the first commit before it is answered (no round trip at
+// Close), later writes together at Close.
+func TestResidentSyncs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	ids := []string{testID(0x51, 1), testID(0x52, 2), testID(0x53, 3)}
+	cases := []struct {
+		name  string
+		write func(c *Client) error
+		want  int64
+	}{
+		{"one commit", func(c *Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
+		{"three commits", func(c *Client) error {
+			for _, id := range ids {
+				m := metaFor(id, nil)
+				if err := c.Commit(&m, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, 2},
+		{"a blob, then a commit", func(c *Client) error {
+			data := []byte("spilled")
+			if err := c.PutBlob(ids[0], sha256.Sum256(data), data); err != nil {
+				return err
+			}
+			m := metaFor(ids[0], nil)
+			return c.Commit(&m, nil)
+		}, 1},
+		{"a commit, then a blob", func(c *Client) error {
+			m := metaFor(ids[1], nil)
+			if err := c.Commit(&m, nil); err != nil {
+				return err
+			}
+			data := []byte("later")
+			return c.PutBlob(ids[1], sha256.Sum256(data), data)
+		}, 2},
+		{"reads only", func(c *Client) error { _, err := c.Meta(ids[0]); return err }, 0},
+	}
+	for _, tc := range cases {
+		before := residentSyncs.Load()
+		c := dial(t, dir, Write)
+		if err := tc.write(c); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("%s: close: %v", tc.name, err)
+		}
+		if got := residentSyncs.Load() - before; got != tc.want {
+			t.Errorf("%s: %d syncs, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A resident process reaches its store through the directory's descriptor;
+// the rebuild that closing a store with too many tables does (renames
+// inside the directory) works that way too, and leaves the store at its
+// path.
+func TestResidentRebuildsOnClose(t *testing.T) {
+	old := RebuildThreshold
+	defer func() { RebuildThreshold = old }()
+	RebuildThreshold = 0
+	dir := filepath.Join(t.TempDir(), "store")
+	const sessions = 30
+	for i := range sessions { // one table each
+		create(t, dir, map[string][]session.Node{testID(uint32(i), i): chain(3, 200)})
+	}
+	RebuildThreshold = 10
+	done := serve(t, dir, time.Minute)
+	w := dial(t, dir, Write)
+	if err := appendOne(w, testID(0, 0), "through the resident process"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Shutdown(dir, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	for _, p := range []string{"db.new", "db.old"} {
+		if exists(filepath.Join(dir, p)) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	if total, _ := r.Tables(); total > 10 {
+		t.Errorf("%d tables: the close did not rebuild", total)
+	}
+	n := 0
+	if err := r.List(func(*session.Meta) error { n++; return nil }); err != nil || n != sessions {
+		t.Errorf("%d sessions after the rebuild (%v), want %d", n, err, sessions)
+	}
+	m, err := r.Meta(testID(0, 0))
+	if err != nil || m.MessageCount != 4 {
+		t.Errorf("the session written through the process: %+v, %v", m, err)
+	}
 }

@@ -1,0 +1,472 @@
+package store
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The resident store process and its clients speak length-prefixed frames
+// (4 bytes, big endian) of fields written in a fixed order: numbers as
+// varints, strings and byte slices as a length and the bytes. A command
+// sends a handful of small messages per run, so the encoding is written out
+// by hand rather than derived by reflection (encoding/gob cost more to
+// initialise and to describe its types on every connection than the whole
+// exchange took).
+//
+// Every connection opens with a hello frame whose first fields never
+// change: the magic, the protocol version, the operation and the build of
+// the client. Any two builds can therefore tell that they differ, and any
+// build can ask any resident process to stop.
+
+// protocolVersion changes whenever a frame's layout or a request's meaning
+// does.
+const protocolVersion = 1
+
+var wireMagic = [4]byte{'w', 'c', 'd', 0}
+
+// maxFrame bounds what a peer may make the other allocate. The largest
+// legitimate frame is a commit of a whole imported session.
+const maxFrame = 1 << 30
+
+var errBadFrame = errors.New("store: malformed message from the resident store process")
+
+// buildTag is set with -ldflags "-X" by tests that need two builds which
+// differ only in it.
+var buildTag string
+
+// buildID names the code of this binary: a resident process started by one
+// build never serves a client of another, whose idea of the store may
+// differ. Builds from the same tree with the same uncommitted changes look
+// alike; a resident process also stops when its executable is replaced
+// (see ServeConfig.Stale).
+var buildID = sync.OnceValue(func() string {
+	var b strings.Builder
+	b.WriteString(buildTag)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		b.WriteString("|" + bi.GoVersion + "|" + bi.Main.Path + "@" + bi.Main.Version + " " + bi.Main.Sum)
+		for _, s := range bi.Settings {
+			if strings.HasPrefix(s.Key, "vcs.") || s.Key == "-tags" || s.Key == "-ldflags" {
+				b.WriteString("|" + s.Key + "=" + s.Value)
+			}
+		}
+	}
+	return b.String()
+})
+
+// wireConn frames messages on one connection.
+type wireConn struct {
+	conn io.ReadWriteCloser
+	r    *bufio.Reader
+	out  []byte
+}
+
+func newWireConn(conn io.ReadWriteCloser) *wireConn {
+	return &wireConn{conn: conn, r: bufio.NewReaderSize(conn, 4096)}
+}
+
+type wireMessage interface {
+	appendWire(b []byte) []byte
+	readWire(d *wireDecoder)
+}
+
+func (w *wireConn) send(m wireMessage) error {
+	w.out = append(w.out[:0], 0, 0, 0, 0)
+	w.out = m.appendWire(w.out)
+	n := len(w.out) - 4
+	if n > maxFrame {
+		return errBadFrame
+	}
+	binary.BigEndian.PutUint32(w.out, uint32(n))
+	_, err := w.conn.Write(w.out)
+	if cap(w.out) > 1<<20 {
+		w.out = nil // do not keep a large commit's buffer for the connection's life
+	}
+	return err
+}
+
+// recv reads one frame into m. The byte slices m holds point into a buffer
+// of their own, never reused.
+func (w *wireConn) recv(m wireMessage) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return errBadFrame
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(w.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	d := wireDecoder{b: buf}
+	m.readWire(&d)
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errBadFrame
+	}
+	return d.err
+}
+
+type wireDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *wireDecoder) fail() {
+	d.err = errBadFrame
+	d.b = nil
+}
+
+func (d *wireDecoder) uint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *wireDecoder) int() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *wireDecoder) bool() bool { return d.uint() != 0 }
+
+// bytes returns nil for an empty slice, as the sender cannot tell them apart.
+func (d *wireDecoder) bytes() []byte {
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *wireDecoder) string() string { return string(d.bytes()) }
+
+func (d *wireDecoder) fixed(dst []byte) {
+	if len(d.b) < len(dst) {
+		d.fail()
+		return
+	}
+	copy(dst, d.b)
+	d.b = d.b[len(dst):]
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func appendString(b []byte, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// wireHello opens every connection.
+type wireHello struct {
+	Proto   uint64
+	Op      string // "begin" or "shutdown"
+	Build   string
+	Mode    Mode
+	Timeout time.Duration
+}
+
+func (h *wireHello) appendWire(b []byte) []byte {
+	b = append(b, wireMagic[:]...)
+	b = binary.AppendUvarint(b, h.Proto)
+	b = appendString(b, h.Op)
+	b = appendString(b, h.Build)
+	b = binary.AppendUvarint(b, uint64(h.Mode))
+	return binary.AppendVarint(b, int64(h.Timeout))
+}
+
+func (h *wireHello) readWire(d *wireDecoder) {
+	var magic [4]byte
+	if d.fixed(magic[:]); magic != wireMagic {
+		d.fail()
+		return
+	}
+	h.Proto = d.uint()
+	h.Op = d.string()
+	h.Build = d.string()
+	if h.Proto != protocolVersion {
+		d.b = nil // a later layout: what follows is not ours to read
+		return
+	}
+	h.Mode = Mode(d.uint())
+	h.Timeout = time.Duration(d.int())
+}
+
+// wireWelcome answers a hello: the server's protocol and build, and whether
+// the client now holds the lock it asked for.
+type wireWelcome struct {
+	Proto uint64
+	Build string
+	Err   *wireErr
+}
+
+func (w *wireWelcome) appendWire(b []byte) []byte {
+	b = append(b, wireMagic[:]...)
+	b = binary.AppendUvarint(b, w.Proto)
+	b = appendString(b, w.Build)
+	return appendErr(b, w.Err)
+}
+
+func (w *wireWelcome) readWire(d *wireDecoder) {
+	var magic [4]byte
+	if d.fixed(magic[:]); magic != wireMagic {
+		d.fail()
+		return
+	}
+	w.Proto = d.uint()
+	w.Build = d.string()
+	if w.Proto != protocolVersion {
+		d.b = nil
+		return
+	}
+	w.Err = readErr(d)
+}
+
+func appendErr(b []byte, e *wireErr) []byte {
+	if e == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = appendString(b, e.Kind)
+	b = appendString(b, e.Msg)
+	return appendString(b, e.Ref)
+}
+
+func readErr(d *wireDecoder) *wireErr {
+	if !d.bool() {
+		return nil
+	}
+	return &wireErr{Kind: d.string(), Msg: d.string(), Ref: d.string()}
+}
+
+func appendNodes(b []byte, nodes []wireNode) []byte {
+	b = binary.AppendUvarint(b, uint64(len(nodes)))
+	for _, n := range nodes {
+		b = binary.AppendUvarint(b, n.Seq)
+		b = appendBytes(b, n.Value)
+	}
+	return b
+}
+
+func readNodes(d *wireDecoder) []wireNode {
+	n := d.uint()
+	if n > uint64(len(d.b)) { // every node takes at least two bytes
+		d.fail()
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	nodes := make([]wireNode, n)
+	for i := range nodes {
+		nodes[i] = wireNode{Seq: d.uint(), Value: d.bytes()}
+	}
+	return nodes
+}
+
+// appendSum writes a sha256, or nothing but its length when it is zero.
+func appendSum(b []byte, sum [32]byte) []byte {
+	if sum == ([32]byte{}) {
+		return append(b, 0)
+	}
+	return appendBytes(b, sum[:])
+}
+
+func readSum(d *wireDecoder) (sum [32]byte) {
+	v := d.bytes()
+	if len(v) != 0 && len(v) != len(sum) {
+		d.fail()
+	}
+	copy(sum[:], v)
+	return sum
+}
+
+// Every field of wireReq and wireResp, in order (TestWireRoundTrip checks
+// that none is left out).
+
+func (r *wireReq) appendWire(b []byte) []byte {
+	b = appendString(b, r.Op)
+	b = binary.AppendUvarint(b, uint64(r.Mode))
+	b = binary.AppendVarint(b, int64(r.Timeout))
+	b = appendString(b, r.ID)
+	b = binary.AppendUvarint(b, r.Seq)
+	b = binary.AppendVarint(b, int64(r.Max))
+	b = appendBytes(b, r.Meta)
+	b = appendNodes(b, r.Nodes)
+	b = appendSum(b, r.Sum)
+	b = appendBytes(b, r.Data)
+	b = appendBool(b, r.DryRun)
+	b = appendBool(b, r.Defer)
+	return appendQuery(b, &r.Query)
+}
+
+func (r *wireReq) readWire(d *wireDecoder) {
+	r.Op = d.string()
+	r.Mode = Mode(d.uint())
+	r.Timeout = time.Duration(d.int())
+	r.ID = d.string()
+	r.Seq = d.uint()
+	r.Max = int(d.int())
+	r.Meta = d.bytes()
+	r.Nodes = readNodes(d)
+	r.Sum = readSum(d)
+	r.Data = d.bytes()
+	r.DryRun = d.bool()
+	r.Defer = d.bool()
+	readQuery(d, &r.Query)
+}
+
+func appendQuery(b []byte, q *ListQuery) []byte {
+	b = appendString(b, q.Project)
+	b = appendTime(b, q.Since)
+	b = appendTime(b, q.Until)
+	b = appendString(b, q.Title)
+	b = appendString(b, q.Grep)
+	b = appendBool(b, q.Fold)
+	b = appendBool(b, q.Oldest)
+	return binary.AppendVarint(b, int64(q.Limit))
+}
+
+func readQuery(d *wireDecoder, q *ListQuery) {
+	q.Project = d.string()
+	q.Since = readTime(d)
+	q.Until = readTime(d)
+	q.Title = d.string()
+	q.Grep = d.string()
+	q.Fold = d.bool()
+	q.Oldest = d.bool()
+	q.Limit = int(d.int())
+}
+
+// appendTime keeps the zero time apart: it has no UnixNano.
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return appendBool(b, false)
+	}
+	return binary.AppendVarint(appendBool(b, true), t.UnixNano())
+}
+
+func readTime(d *wireDecoder) time.Time {
+	if !d.bool() {
+		return time.Time{}
+	}
+	return time.Unix(0, d.int())
+}
+
+func (r *wireResp) appendWire(b []byte) []byte {
+	b = appendErr(b, r.Err)
+	b = appendString(b, r.Str)
+	b = appendBytes(b, r.Meta)
+	b = appendNodes(b, r.Items)
+	b = appendBool(b, r.More)
+	b = appendBytes(b, r.Data)
+	b = binary.AppendVarint(b, int64(r.Freed.Nodes))
+	b = binary.AppendVarint(b, int64(r.Freed.Blobs))
+	return binary.AppendVarint(b, r.Freed.Bytes)
+}
+
+func (r *wireResp) readWire(d *wireDecoder) {
+	r.Err = readErr(d)
+	r.Str = d.string()
+	r.Meta = d.bytes()
+	r.Items = readNodes(d)
+	r.More = d.bool()
+	r.Data = d.bytes()
+	r.Freed.Nodes = int(d.int())
+	r.Freed.Blobs = int(d.int())
+	r.Freed.Bytes = d.int()
+}
+
+// blockingConn is a command's end of the socket, read and written with
+// plain blocking system calls: the command has nothing else to do while it
+// waits, and going through the runtime's poller costs a wakeup per round
+// trip.
+type blockingConn struct{ fd int }
+
+// dialBlocking connects to the socket at path.
+func dialBlocking(path string) (*blockingConn, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &blockingConn{fd: fd}, nil
+}
+
+func (c *blockingConn) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(c.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (c *blockingConn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		// MSG_NOSIGNAL: a peer that is gone is an error, not a SIGPIPE.
+		n, err := unix.SendmsgN(c.fd, b[done:], nil, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+func (c *blockingConn) Close() error { return unix.Close(c.fd) }
