@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -104,8 +105,23 @@ func (mw *MarkdownWriter) flush(b []byte) error {
 	return mw.err
 }
 
+// hasControls reports whether b may hold a control character other than
+// tab and newlines: a C0 byte, DEL, or 0xc2, which leads the C1 controls.
+// It tests eight bytes at a time; every export passes all of its text here.
 func hasControls(b []byte) bool {
-	for _, c := range b {
+	const low7, low = 0x7f7f7f7f7f7f7f7f, 0x0101010101010101
+	// zero marks with 0x80 the zero bytes of y, exactly.
+	zero := func(y uint64) uint64 { return ^((y & low7) + low7 | y) &^ low7 }
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		below := ^((x & low7) + 0x6060606060606060 | x) &^ low7 // bytes < 0x20
+		allowed := zero(x^'\t'*low) | zero(x^'\n'*low) | zero(x^'\r'*low)
+		if below&^allowed|zero(x^0x7f*low)|zero(x^0xc2*low) != 0 {
+			return true
+		}
+	}
+	for _, c := range b[i:] {
 		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f || c == 0xc2 {
 			return true
 		}
@@ -235,16 +251,19 @@ func appendCodeSpan(b []byte, s string) []byte {
 }
 
 func longestRun(s string, c byte) int {
-	best, cur := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			cur++
-			best = max(best, cur)
-		} else {
-			cur = 0
+	best := 0
+	for {
+		i := strings.IndexByte(s, c)
+		if i < 0 {
+			return best
 		}
+		n := 1
+		for i+n < len(s) && s[i+n] == c {
+			n++
+		}
+		best = max(best, n)
+		s = s[i+n:]
 	}
-	return best
 }
 
 func oneLine(s string) string {
