@@ -107,22 +107,29 @@ func (mw *MarkdownWriter) flush(b []byte) error {
 
 // hasControls reports whether b may hold a control character other than
 // tab and newlines: a C0 byte, DEL, or 0xc2, which leads the C1 controls.
-// It tests eight bytes at a time; every export passes all of its text here.
+// Every export passes all its text here: DEL and 0xc2 are found with
+// IndexByte, C0 bytes eight at a time without a branch, as tabs and
+// newlines come at random.
 func hasControls(b []byte) bool {
+	if bytes.IndexByte(b, 0x7f) >= 0 || bytes.IndexByte(b, 0xc2) >= 0 {
+		return true
+	}
 	const low7, low = 0x7f7f7f7f7f7f7f7f, 0x0101010101010101
-	// zero marks with 0x80 the zero bytes of y, exactly.
-	zero := func(y uint64) uint64 { return ^((y & low7) + low7 | y) &^ low7 }
+	var found uint64
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		below := ^((x & low7) + 0x6060606060606060 | x) &^ low7 // bytes < 0x20
-		allowed := zero(x^'\t'*low) | zero(x^'\n'*low) | zero(x^'\r'*low)
-		if below&^allowed|zero(x^0x7f*low)|zero(x^0xc2*low) != 0 {
-			return true
-		}
+		// The high bit of a byte of v&low7+low7|v is clear exactly when
+		// the byte of v is zero; with 0x60 instead, when it is below 0x20.
+		t, n, r := x^'\t'*low, x^'\n'*low, x^'\r'*low
+		allowed := ^((t&low7 + low7 | t) & (n&low7 + low7 | n) & (r&low7 + low7 | r))
+		found |= ^(x&low7 + 0x6060606060606060 | x) &^ allowed
+	}
+	if found&^low7 != 0 {
+		return true
 	}
 	for _, c := range b[i:] {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f || c == 0xc2 {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
 			return true
 		}
 	}
@@ -197,6 +204,15 @@ func appendMarkdownText(b []byte, text string) []byte {
 func openFence(text string) string {
 	open := ""
 	for line := range strings.Lines(text) {
+		// Only a line that starts, after at most three spaces, with a
+		// backtick or tilde can open or close a fence.
+		j := 0
+		for j < len(line) && j < 4 && line[j] == ' ' {
+			j++
+		}
+		if j == len(line) || line[j] != '`' && line[j] != '~' {
+			continue
+		}
 		l := strings.TrimRight(line, "\r\n")
 		t := strings.TrimLeft(l, " ")
 		if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {

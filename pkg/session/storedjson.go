@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -15,8 +16,19 @@ import (
 // an export's work. ok is false for anything outside that form, valid or
 // not: the caller then uses DecodeMessage, which reads any form, so the
 // result and the errors never depend on which decoder ran.
-func decodeStored(raw []byte) (m Message, ok bool) {
+func decodeStored(raw []byte) (Message, bool) {
 	s := storedScanner{b: raw}
+	if p, _ := unescapeBuffers.Get().(*[]byte); p != nil {
+		s.buf = *p
+	}
+	m, ok := s.message()
+	if cap(s.buf) <= maxPooledBuffer {
+		unescapeBuffers.Put(&s.buf)
+	}
+	return m, ok
+}
+
+func (s *storedScanner) message() (m Message, ok bool) {
 	if !s.byte('{') {
 		return m, false
 	}
@@ -116,6 +128,12 @@ func decodeStored(raw []byte) (m Message, ok bool) {
 	return m, true
 }
 
+// unescapeBuffers keeps the text buffers of decodeStored between nodes: an
+// export decodes thousands, and a fresh buffer each is most of the cost.
+var unescapeBuffers sync.Pool
+
+const maxPooledBuffer = 1 << 20
+
 // messageMembers are the members DecodeMessage interprets, as bits.
 var messageMembers = map[string]uint8{"role": 1, "content": 2, "tool_call_id": 4, "name": 8,
 	"created_at": 16, "is_error": 32, "kind": 64, "tool_calls": 128}
@@ -213,11 +231,8 @@ func (s *storedScanner) str() (string, bool) {
 		s.pos = end + 1
 		return string(s.b[start:end]), true
 	}
-	if cap(s.buf) < end-start {
-		s.buf = make([]byte, 0, len(s.b)-start) // no string is longer
-	}
 	var ok bool
-	s.buf, ok = s.appendStr(s.buf[:0])
+	s.buf, ok = s.unescape(append(s.buf[:0], s.b[start:end]...), end)
 	return string(s.buf), ok
 }
 
@@ -226,31 +241,62 @@ func (s *storedScanner) appendStr(out []byte) ([]byte, bool) {
 	if !s.byte('"') {
 		return out, false
 	}
-	b, i := s.b, s.pos
+	end := s.pos + nextSpecial(s.b[s.pos:])
+	return s.unescape(append(out, s.b[s.pos:end]...), end)
+}
+
+// unescape goes on with a string whose text up to b[i], a quote, backslash
+// or control byte, is in out. Text has an escape every twenty bytes or so
+// (newlines, tabs, quotes), so the scan is inlined and copies whole words:
+// unescaping never lengthens text, and out gets eight bytes to spare.
+func (s *storedScanner) unescape(out []byte, i int) ([]byte, bool) {
+	b := s.b
+	if need := len(out) + len(b) - i + 8; cap(out) < need {
+		out = append(make([]byte, 0, need), out...)
+	}
+	n := len(out)
+	out = out[:cap(out)]
 	for {
-		end := i + nextSpecial(b[i:])
-		out = append(out, b[i:end]...)
-		if end < len(b) && b[end] == '"' {
-			s.pos = end + 1
-			return out, true
+		if i >= len(b) || b[i] < 0x20 {
+			return out[:n], false
 		}
-		if end+1 >= len(b) || b[end] < 0x20 {
-			return out, false
+		if b[i] == '"' {
+			s.pos = i + 1
+			return out[:n], true
 		}
-		// The escapes of text, inline; the rest in unescapeOne.
-		switch b[end+1] {
+		if i+1 >= len(b) {
+			return out[:n], false
+		}
+		switch c := b[i+1]; c {
 		case 'n':
-			out, i = append(out, '\n'), end+2
+			out[n], n, i = '\n', n+1, i+2
 		case 't':
-			out, i = append(out, '\t'), end+2
+			out[n], n, i = '\t', n+1, i+2
 		case '"', '\\':
-			out, i = append(out, b[end+1]), end+2
+			out[n], n, i = c, n+1, i+2
 		default:
 			var ok bool
-			if out, i, ok = unescapeOne(out, b, end); !ok {
-				return out, false
+			var more []byte
+			if more, i, ok = unescapeOne(out[:n], b, i); !ok {
+				return out[:n], false
+			}
+			n = len(more)
+		}
+		for ; i+8 <= len(b); i, n = i+8, n+8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			binary.LittleEndian.PutUint64(out[n:], x)
+			q := x ^ ('"' * lowBits)
+			bs := x ^ ('\\' * lowBits)
+			if m := ((q-lowBits)&^q | (bs-lowBits)&^bs | (x-0x20*lowBits)&^x) & highBits; m != 0 {
+				k := bits.TrailingZeros64(m) / 8
+				i, n = i+k, n+k
+				goto next
 			}
 		}
+		for ; i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20; i, n = i+1, n+1 {
+			out[n] = b[i]
+		}
+	next:
 	}
 }
 
