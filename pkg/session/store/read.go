@@ -272,10 +272,77 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 	return mapErr("read", err)
 }
 
-// Path calls fn for each node from the root to head, in order. Pass one
-// reads only node headers to learn the parents; pass two decodes the path's
-// nodes alone. fn's error is returned as is.
+// Path calls fn for each node from the root to head, in order. The store is
+// read and the nodes decoded on a goroutine of its own, a batch ahead of
+// fn, so that a long export uses a second core. fn's error is returned as
+// is.
 func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	batches := make(chan []session.Node, 2)
+	stop := make(chan struct{})
+	read := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var batch []session.Node
+		size := 0
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch, size = nil, 0
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := s.pathRaw(id, head, func(seq uint64, raw []byte) error {
+			n, derr := session.DecodeNode(seq, raw)
+			if derr != nil {
+				return corrupt(key, "node %d is malformed: %v", seq, derr)
+			}
+			batch = append(batch, n)
+			if size += len(raw); size >= pathBatchBytes && !send() {
+				return errPathStopped
+			}
+			return nil
+		})
+		if err != errPathStopped && len(batch) > 0 {
+			send() // what was read before an error is still passed on
+		}
+		read <- err
+	}()
+	var fnErr error
+	for batch := range batches {
+		for i := 0; i < len(batch) && fnErr == nil; i++ {
+			fnErr = fn(&batch[i])
+		}
+		if fnErr != nil {
+			close(stop)
+			for range batches { // let the reader finish its transaction
+			}
+		}
+	}
+	err = <-read
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// pathBatchBytes is how much stored JSON the reader of Path decodes ahead of
+// fn, per batch; two batches may wait.
+const pathBatchBytes = 256 << 10
+
+var errPathStopped = errors.New("store: path reading stopped")
+
+// pathRaw calls fn with the stored value of each node from the root to
+// head, in order; raw is valid only during fn, and fn's error is returned
+// as is. A session whose head has depth head has never branched nor lost a
+// node: its path is every node 1..head, read in one ordered scan. Any
+// other finds its path in a first pass over the node headers.
+func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
 	key, err := parseID(id)
 	if err != nil {
 		return err
@@ -292,16 +359,31 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 		if head >= next {
 			return nodeNotFound(key, head)
 		}
-		path, err := pathSeqs(txn, key, head)
+		linear, err := isLinear(txn, key, head)
 		if err != nil {
 			return err
 		}
+		var path []uint64
+		if !linear {
+			if path, err = pathSeqs(txn, key, head); err != nil {
+				return err
+			}
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
-		it.Seek(nodeKey(key, path[0]))
-		for i, seq := range path {
-			if i > 0 && seq != path[i-1]+1 {
-				it.Seek(nodeKey(key, seq)) // jump over other branches
+		first := uint64(1)
+		if !linear {
+			first = path[0]
+		}
+		it.Seek(nodeKey(key, first))
+		var prev uint64
+		for i := 0; linear && prev < head || !linear && i < len(path); i++ {
+			seq := prev + 1
+			if !linear {
+				seq = path[i]
+				if i > 0 && seq != path[i-1]+1 {
+					it.Seek(nodeKey(key, seq)) // jump over other branches
+				}
 			}
 			if !it.Valid() {
 				return corrupt(key, "node %d vanished", seq)
@@ -310,16 +392,19 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 				return corrupt(key, "node %d vanished", seq)
 			}
 			err := it.Item().Value(func(v []byte) error {
-				n, derr := session.DecodeNode(seq, v)
-				if derr != nil {
-					return corrupt(key, "node %d is malformed: %v", seq, derr)
+				if linear {
+					// The depth said so; the parents must agree.
+					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
+						return corrupt(key, "node %d has parent %d, not %d as its depths say", seq, h.Parent, prev)
+					}
 				}
-				fnErr = fn(&n)
+				fnErr = fn(seq, v)
 				return fnErr
 			})
 			if err != nil {
 				return err
 			}
+			prev = seq
 			it.Next()
 		}
 		return nil
@@ -331,6 +416,29 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 		return sessionNotFound(id)
 	}
 	return mapErr("read", err)
+}
+
+// isLinear reports whether the path to head holds every node 1..head: it
+// does when head's depth is head, as the path has depth nodes, all at or
+// below head.
+func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
+	item, err := txn.Get(nodeKey(id, head))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nodeNotFound(id, head)
+	}
+	if err != nil {
+		return false, err
+	}
+	var depth uint64
+	err = item.Value(func(v []byte) error {
+		h, _, derr := session.DecodeNodeHeader(v)
+		if derr != nil {
+			return corrupt(id, "node %d is malformed", head)
+		}
+		depth = h.Depth
+		return nil
+	})
+	return depth == head, err
 }
 
 // pathSeqs returns the seqs root..head. Parents sort before children, so

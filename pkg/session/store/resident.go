@@ -41,9 +41,13 @@ var (
 // SocketPath is where the resident process of the store in dir listens.
 func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 
-// A streamed result is sent in chunks of this many items, each pulled by
-// the client, so that neither side holds a whole session.
-const chunkItems = 256
+// A streamed result is sent in chunks of at most this many items or about
+// this many bytes, each pulled by the client, so that neither side holds a
+// whole session.
+const (
+	chunkItems = 256
+	chunkBytes = 256 << 10
+)
 
 type wireNode struct {
 	Seq   uint64
@@ -402,6 +406,7 @@ var errClientStopped = errors.New("client stopped")
 // by the client with "more" (or ended with "stop").
 func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error {
 	var chunk []wireNode
+	size := 0
 	var connErr error
 	stopped := false
 	emit := func(seq uint64, value []byte) error {
@@ -409,13 +414,13 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 			return errClientStopped
 		}
 		chunk = append(chunk, wireNode{seq, append([]byte(nil), value...)})
-		if len(chunk) < chunkItems {
+		if size += len(value); len(chunk) < chunkItems && size < chunkBytes {
 			return nil
 		}
 		if connErr = enc.Encode(&wireResp{Items: chunk, More: true}); connErr != nil {
 			return connErr
 		}
-		chunk = chunk[:0]
+		chunk, size = chunk[:0], 0
 		var next wireReq
 		if connErr = dec.Decode(&next); connErr != nil {
 			return connErr
@@ -435,7 +440,8 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 	case "nodes":
 		err = s.st.Nodes(req.ID, emit)
 	case "path":
-		err = s.st.Path(req.ID, req.Seq, func(n *session.Node) error { return emit(n.Seq, session.EncodeNode(n)) })
+		// The stored values as they are: the client decodes them.
+		err = s.st.pathRaw(req.ID, req.Seq, emit)
 	case "list":
 		err = s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
 	}
@@ -530,15 +536,23 @@ func (c *Client) do(req *wireReq) (*wireResp, error) {
 	return resp, resp.Err.err()
 }
 
-// stream pulls a streamed result chunk by chunk; fn's error stops it.
-func (c *Client) stream(req *wireReq, fn func(seq uint64, value []byte) error) error {
+// stream pulls a streamed result chunk by chunk; fn's error stops it. With
+// readAhead, which suits reading whole ranges, it asks for the next chunk
+// before passing on the one it has, so that the server reads while fn works.
+func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value []byte) error) error {
 	resp, err := c.call(req)
 	for err == nil {
+		asked := readAhead && resp.More
+		if asked {
+			if err := c.enc.Encode(&wireReq{Op: "more"}); err != nil {
+				return errConnLost
+			}
+		}
 		for _, it := range resp.Items {
 			if ferr := fn(it.Seq, it.Value); ferr != nil {
-				if resp.More { // the server expects no reply to read after "stop"
-					if err := c.enc.Encode(&wireReq{Op: "stop"}); err != nil {
-						return errConnLost
+				if resp.More {
+					if err := c.stopStream(asked); err != nil {
+						return err
 					}
 				}
 				return ferr
@@ -547,9 +561,40 @@ func (c *Client) stream(req *wireReq, fn func(seq uint64, value []byte) error) e
 		if !resp.More {
 			return resp.Err.err()
 		}
-		resp, err = c.call(&wireReq{Op: "more"})
+		if asked {
+			resp, err = c.receive()
+		} else {
+			resp, err = c.call(&wireReq{Op: "more"})
+		}
 	}
 	return err
+}
+
+// stopStream ends a stream whose rest the client does not want. A chunk it
+// asked for already comes anyway; the server expects no reply to read
+// after "stop".
+func (c *Client) stopStream(asked bool) error {
+	if asked {
+		resp, err := c.receive()
+		if err != nil {
+			return err
+		}
+		if !resp.More {
+			return nil
+		}
+	}
+	if err := c.enc.Encode(&wireReq{Op: "stop"}); err != nil {
+		return errConnLost
+	}
+	return nil
+}
+
+func (c *Client) receive() (*wireResp, error) {
+	var resp wireResp
+	if err := c.dec.Decode(&resp); err != nil {
+		return nil, errConnLost
+	}
+	return &resp, nil
 }
 
 // Resolve implements Handle.
@@ -586,7 +631,7 @@ var errStopWalk = errors.New("stop walk")
 
 // Walk implements Handle.
 func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
-	err := c.stream(&wireReq{Op: "walk", ID: id, Seq: from, Max: max}, func(seq uint64, v []byte) error {
+	err := c.stream(&wireReq{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
 		n, err := session.DecodeNode(seq, v)
 		if err != nil {
 			return err
@@ -604,15 +649,19 @@ func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bo
 
 // Nodes implements Handle.
 func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
-	return c.stream(&wireReq{Op: "nodes", ID: id}, fn)
+	return c.stream(&wireReq{Op: "nodes", ID: id}, true, fn)
 }
 
 // Path implements Handle.
 func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) error {
-	return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, func(seq uint64, v []byte) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, func(seq uint64, v []byte) error {
 		n, err := session.DecodeNode(seq, v)
 		if err != nil {
-			return err
+			return corrupt(key, "node %d is malformed: %v", seq, err)
 		}
 		return fn(&n)
 	})
@@ -620,7 +669,7 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 
 // List implements Handle.
 func (c *Client) List(fn func(*session.Meta) error) error {
-	return c.stream(&wireReq{Op: "list"}, func(_ uint64, v []byte) error {
+	return c.stream(&wireReq{Op: "list"}, false, func(_ uint64, v []byte) error {
 		m, err := session.DecodeMeta(v)
 		if err != nil {
 			return err

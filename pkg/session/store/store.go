@@ -57,10 +57,13 @@ const (
 	// Also Badger's largest value; the sparse vlog mmap is twice this.
 	vlogFileSize = 64 << 20
 	// Compression (Snappy, the default) needs a block cache; a short
-	// process gets few hits, so keep it small.
-	blockCacheSize = 8 << 20
-	externalMagic  = 0x7763 // "wc": a foreign Badger directory refuses to open
-	schemaVersion  = 1
+	// process gets few hits, so keep it small. A reader gets fewer still:
+	// an export reads each block once, and a cache it cannot use is heap
+	// (and peak RSS) all the same.
+	blockCacheSize       = 8 << 20
+	readerBlockCacheSize = 1 << 20
+	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
+	schemaVersion        = 1
 )
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
@@ -71,6 +74,10 @@ const maxValueSize = vlogFileSize - 64<<10
 // badgerOptions is the one place Badger is configured; every open (reader,
 // writer, rebuild target) must agree on the magic and the sizes.
 func badgerOptions(dir string, readOnly, sync bool) badger.Options {
+	cache := int64(blockCacheSize)
+	if readOnly {
+		cache = readerBlockCacheSize
+	}
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
 		WithSyncWrites(sync).
@@ -80,7 +87,7 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		WithValueLogFileSize(vlogFileSize).
 		WithNumMemtables(2).
 		WithNumCompactors(2).
-		WithBlockCacheSize(blockCacheSize).
+		WithBlockCacheSize(cache).
 		WithMetricsEnabled(false).
 		WithCompactL0OnClose(false).
 		WithExternalMagic(externalMagic)
