@@ -154,6 +154,9 @@ type storedScanner struct {
 	pos    int
 	buf    []byte // unescaped text, reused
 	keyBuf []byte
+	// rareEscape is set by any escape but \n, \t, \" and \\: only those
+	// others can make a control character.
+	rareEscape bool
 }
 
 func (s *storedScanner) peek(c byte) bool { return s.pos < len(s.b) && s.b[s.pos] == c }
@@ -222,18 +225,24 @@ func nextSpecial(b []byte) int {
 
 // str reads a string and returns it unescaped.
 func (s *storedScanner) str() (string, bool) {
+	t, ok := s.text()
+	return string(t), ok
+}
+
+// text reads a string and returns its text, valid until the next call.
+func (s *storedScanner) text() ([]byte, bool) {
 	if !s.peek('"') {
-		return "", false
+		return nil, false
 	}
 	start := s.pos + 1
 	end := start + nextSpecial(s.b[start:])
 	if end < len(s.b) && s.b[end] == '"' { // no escapes
 		s.pos = end + 1
-		return string(s.b[start:end]), true
+		return s.b[start:end], true
 	}
 	var ok bool
 	s.buf, ok = s.unescape(append(s.buf[:0], s.b[start:end]...), end)
-	return string(s.buf), ok
+	return s.buf, ok
 }
 
 // appendStr appends a string's text to out, unescaped.
@@ -275,6 +284,7 @@ func (s *storedScanner) unescape(out []byte, i int) ([]byte, bool) {
 		case '"', '\\':
 			out[n], n, i = c, n+1, i+2
 		default:
+			s.rareEscape = true
 			var ok bool
 			var more []byte
 			if more, i, ok = unescapeOne(out[:n], b, i); !ok {
