@@ -149,7 +149,7 @@ func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	if err := mw.Header(m); err != nil {
 		return err
 	}
-	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
+	return st.PathRaw(m.ID, m.Head, mw.StoredNode)
 }
 
 func exportText(c *tool.Ctx, st store.Handle, m *session.Meta) error {

@@ -273,7 +273,7 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 }
 
 // Path calls fn for each node from the root to head, in order. The store is
-// read and the nodes decoded on a goroutine of its own, a batch ahead of
+// read and the nodes decoded on a goroutine of their own, a batch ahead of
 // fn, so that a long export uses a second core. fn's error is returned as
 // is.
 func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error {
@@ -281,9 +281,17 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	if err != nil {
 		return err
 	}
+	return decodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+}
+
+// decodeAhead runs read, which emits stored nodes, on a goroutine of its
+// own that decodes them in batches while fn works through the ones before,
+// on the caller's goroutine. It returns fn's error, else read's. fn must
+// not use the handle: read may be using it.
+func decodeAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(*session.Node) error) error {
 	batches := make(chan []session.Node, 2)
 	stop := make(chan struct{})
-	read := make(chan error, 1)
+	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
 		var batch []session.Node
@@ -297,7 +305,7 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 				return false
 			}
 		}
-		err := s.pathRaw(id, head, func(seq uint64, raw []byte) error {
+		err := read(func(seq uint64, raw []byte) error {
 			n, derr := session.DecodeNode(seq, raw)
 			if derr != nil {
 				return corrupt(key, "node %d is malformed: %v", seq, derr)
@@ -311,7 +319,7 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 		if err != errPathStopped && len(batch) > 0 {
 			send() // what was read before an error is still passed on
 		}
-		read <- err
+		readErr <- err
 	}()
 	var fnErr error
 	for batch := range batches {
@@ -324,7 +332,97 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 			}
 		}
 	}
-	err = <-read
+	err := <-readErr
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// PathRaw calls fn with the stored value of each node from the root to
+// head, in order: what Path decodes, for a caller that reads it better
+// itself (session.MarkdownWriter.StoredNode). raw is valid only during fn.
+// The store is read on a goroutine of its own, a batch ahead of fn. When fn
+// finds a value malformed (a *session.InvalidError), PathRaw reports the
+// session damaged, as Path does; fn's other errors are returned as is.
+func (s *Store) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return readAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+}
+
+// readAhead runs read, which emits stored nodes, on a goroutine of its own
+// that copies them into batches while fn works through the ones before, on
+// the caller's goroutine. It returns fn's error, else read's. fn must not
+// use the handle: read may be using it.
+func readAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(seq uint64, raw []byte) error) error {
+	type item struct {
+		seq        uint64
+		start, end int
+	}
+	type batch struct {
+		data  []byte
+		items []item
+	}
+	batches := make(chan *batch, 2)
+	free := make(chan *batch, 3)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		b := &batch{}
+		send := func() bool {
+			select {
+			case batches <- b:
+			case <-stop:
+				return false
+			}
+			select {
+			case b = <-free:
+				b.data, b.items = b.data[:0], b.items[:0]
+			default:
+				b = &batch{}
+			}
+			return true
+		}
+		err := read(func(seq uint64, raw []byte) error {
+			b.items = append(b.items, item{seq, len(b.data), len(b.data) + len(raw)})
+			b.data = append(b.data, raw...)
+			if len(b.data) >= pathBatchBytes && !send() {
+				return errPathStopped
+			}
+			return nil
+		})
+		if err != errPathStopped && len(b.items) > 0 {
+			send() // what was read before an error is still passed on
+		}
+		readErr <- err
+	}()
+	var fnErr error
+	for b := range batches {
+		for _, it := range b.items {
+			if fnErr = fn(it.seq, b.data[it.start:it.end]); fnErr != nil {
+				var inv *session.InvalidError
+				if errors.As(fnErr, &inv) {
+					fnErr = corrupt(key, "node %d is malformed: %v", it.seq, fnErr)
+				}
+				break
+			}
+		}
+		if fnErr != nil {
+			close(stop)
+			for range batches { // let the reader finish its transaction
+			}
+			break
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	err := <-readErr
 	if fnErr != nil {
 		return fnErr
 	}
@@ -365,7 +463,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 		}
 		var path []uint64
 		if !linear {
-			if path, err = pathSeqs(txn, key, head); err != nil {
+			if path, err = s.pathSeqs(txn, key, head); err != nil {
 				return err
 			}
 		}
@@ -377,6 +475,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 		}
 		it.Seek(nodeKey(key, first))
 		var prev uint64
+		read := 0
 		for i := 0; linear && prev < head || !linear && i < len(path); i++ {
 			seq := prev + 1
 			if !linear {
@@ -397,6 +496,10 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
 						return corrupt(key, "node %d has parent %d, not %d as its depths say", seq, h.Parent, prev)
 					}
+				}
+				if read += len(v); read >= releaseEvery {
+					s.releasePages()
+					read = 0
 				}
 				fnErr = fn(seq, v)
 				return fnErr
@@ -443,9 +546,10 @@ func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
 
 // pathSeqs returns the seqs root..head. Parents sort before children, so
 // nodes after head cannot be on the path and are never read.
-func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
+func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
 	const absent = ^uint64(0)
 	parents := make([]uint64, 0, 64) // indexed by seq
+	read := 0
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
 	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
 		seq, ok := keySeq(it.Item().Key())
@@ -462,6 +566,10 @@ func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
 				return corrupt(id, "node %d is malformed", seq)
 			}
 			parent = h.Parent
+			if read += len(v); read >= releaseEvery {
+				s.releasePages()
+				read = 0
+			}
 			return nil
 		})
 		if err != nil {

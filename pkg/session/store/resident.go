@@ -25,6 +25,7 @@ type Handle interface {
 	Walk(id string, from uint64, max int, fn func(*session.Node) bool) error
 	Nodes(id string, fn func(seq uint64, raw []byte) error) error
 	Path(id string, head uint64, fn func(*session.Node) error) error
+	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
 	List(fn func(*session.Meta) error) error
 	Commit(meta *session.Meta, nodes []session.Node) error
 	PutBlob(id string, sum [32]byte, data []byte) error
@@ -658,13 +659,20 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 	if err != nil {
 		return err
 	}
-	return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, func(seq uint64, v []byte) error {
-		n, err := session.DecodeNode(seq, v)
-		if err != nil {
-			return corrupt(key, "node %d is malformed: %v", seq, err)
-		}
-		return fn(&n)
-	})
+	return decodeAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
+}
+
+// PathRaw implements Handle.
+func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return readAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
 }
 
 // List implements Handle.
