@@ -83,10 +83,11 @@ func (o *Output) finish() error {
 
 const (
 	spoolChunk = 64 << 10
-	// What a slow consumer may leave in memory; beyond it the rest of the
-	// output waits in a temporary file, so that a reader never holds the
-	// store's lock (and writers) for as long as someone pages its output.
-	spoolMemory = 4 << 20
+	// What a slow consumer may leave in memory; beyond it the output
+	// waits in a temporary file until the consumer catches up, so that a
+	// reader never holds the store's lock (and writers) for as long as
+	// someone pages its output.
+	spoolMemory = 1 << 20
 )
 
 // spool carries a reader's output to stdout on a goroutine of its own. The
@@ -100,7 +101,10 @@ type spool struct {
 	mem  [][]byte // in order, before anything in the file
 	held int      // bytes in mem
 	free [][]byte
-	file *os.File // once created, every later chunk goes there
+	file *os.File
+	// While spilled, every chunk goes to the file, until stdout has taken
+	// all of it.
+	spilled bool
 	// Bytes written to the file and read back from it.
 	fileEnd, fileRead int64
 	closed            bool
@@ -138,7 +142,16 @@ func (s *spool) failed() error {
 func (s *spool) push(c []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.err == nil && s.file == nil && s.held+len(c) > spoolMemory {
+	if s.spilled && s.fileRead == s.fileEnd {
+		// stdout has caught up with the file (and so with memory, which
+		// went out before it): back to memory, and the file is emptied.
+		s.spilled = false
+		s.fileRead, s.fileEnd = 0, 0
+		if err := s.file.Truncate(0); err != nil {
+			s.err = err
+		}
+	}
+	for s.err == nil && !s.spilled && s.held+len(c) > spoolMemory {
 		if s.spill() {
 			break
 		}
@@ -146,7 +159,7 @@ func (s *spool) push(c []byte) {
 	}
 	switch {
 	case s.err != nil:
-	case s.file != nil:
+	case s.spilled:
 		if _, err := s.file.WriteAt(c, s.fileEnd); err != nil {
 			s.err = err
 		} else {
@@ -163,6 +176,10 @@ func (s *spool) push(c []byte) {
 // spill creates the temporary file; it is unlinked at once, so nothing is
 // left behind whatever happens to the process.
 func (s *spool) spill() bool {
+	if s.file != nil {
+		s.spilled = true
+		return true
+	}
 	f, err := os.CreateTemp("", "wc-spool-")
 	if err != nil {
 		return false
@@ -171,7 +188,7 @@ func (s *spool) spill() bool {
 		f.Close()
 		return false
 	}
-	s.file = f
+	s.file, s.spilled = f, true
 	return true
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -25,10 +26,11 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// streamed returns 12 MiB of numbered lines, written in uneven pieces.
-func streamed(o *Output) (string, error) {
+// streamed writes size bytes of numbered lines in uneven pieces and
+// returns them.
+func streamed(o *Output, size int) (string, error) {
 	var want strings.Builder
-	for i := 0; want.Len() < 12<<20; i++ {
+	for i := 0; want.Len() < size; i++ {
 		line := fmt.Sprintf("line %d %s\n", i, strings.Repeat("x", i%300))
 		want.WriteString(line)
 		var err error
@@ -56,7 +58,7 @@ func TestStreamSpillsForSlowConsumer(t *testing.T) {
 	w := &gatedWriter{open: make(chan struct{})}
 	var o Output
 	o.startStreaming(w)
-	want, err := streamed(&o) // would block forever without the spool
+	want, err := streamed(&o, 12<<20) // would block forever without the spool
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +73,74 @@ func TestStreamSpillsForSlowConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := w.buf.String(); got != want {
+		t.Fatalf("got %d bytes, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+// pausableWriter takes nothing while paused.
+type pausableWriter struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	paused bool
+	buf    bytes.Buffer
+}
+
+func (w *pausableWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.paused {
+		w.cond.Wait()
+	}
+	return w.buf.Write(p)
+}
+
+func (w *pausableWriter) pause(p bool) {
+	w.mu.Lock()
+	w.paused = p
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// A consumer that falls behind sends the output to the file, and once it
+// has caught up, the output goes to memory again; all of it arrives in
+// order.
+func TestStreamSpillsAndReturns(t *testing.T) {
+	w := &pausableWriter{}
+	w.cond.L = &w.mu
+	var o Output
+	o.startStreaming(w)
+	state := func() (spilled bool, fileEnd int64, caughtUp bool) {
+		o.spool.mu.Lock()
+		defer o.spool.mu.Unlock()
+		return o.spool.spilled, o.spool.fileEnd, o.spool.fileRead == o.spool.fileEnd && len(o.spool.mem) == 0
+	}
+	w.pause(true)
+	first, err := streamed(&o, 3<<20)
+	if spilled, _, _ := state(); err != nil || !spilled {
+		t.Fatalf("a stalled consumer: spilled %v, %v", spilled, err)
+	}
+	w.pause(false)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, _, caughtUp := state(); caughtUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the consumer never caught up")
+		}
+	}
+	second, err := streamed(&o, 3<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the way back, the file would hold both parts past the
+	// memory allowance.
+	if _, fileEnd, _ := state(); fileEnd >= 4<<20 {
+		t.Errorf("the file holds %d bytes after the consumer caught up", fileEnd)
+	}
+	if err := o.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.buf.String(), first+second; got != want {
 		t.Fatalf("got %d bytes, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 	}
 }
@@ -99,7 +169,7 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestStreamReportsWriteError(t *testing.T) {
 	var o Output
 	o.startStreaming(&failingWriter{left: 1 << 20})
-	_, err := streamed(&o)
+	_, err := streamed(&o, 12<<20)
 	ferr := o.finish()
 	for _, e := range []error{err, ferr} {
 		var te *Error
