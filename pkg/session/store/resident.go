@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -67,6 +68,11 @@ type wireReq struct {
 	Sum     [32]byte
 	Data    []byte
 	DryRun  bool
+	// Packed asks for a stream's items in Data, one after another, each
+	// as seq (8 bytes), length (4 bytes, big endian) and value: one copy
+	// per chunk instead of one allocation per item. A server that does
+	// not know it sends Items, which the client reads as well.
+	Packed bool
 }
 
 type wireErr struct{ Kind, Msg, Ref string }
@@ -406,6 +412,9 @@ var errClientStopped = errors.New("client stopped")
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with "more" (or ended with "stop").
 func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error {
+	if req.Packed {
+		return s.streamAhead(req, enc, dec)
+	}
 	var chunk []wireNode
 	size := 0
 	var connErr error
@@ -432,20 +441,7 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		}
 		return nil
 	}
-	var err error
-	switch req.Op {
-	case "walk":
-		err = s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
-			return emit(n.Seq, session.EncodeNode(n)) == nil
-		})
-	case "nodes":
-		err = s.st.Nodes(req.ID, emit)
-	case "path":
-		// The stored values as they are: the client decodes them.
-		err = s.st.pathRaw(req.ID, req.Seq, emit)
-	case "list":
-		err = s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
-	}
+	err := s.run(req, emit)
 	if connErr != nil {
 		return connErr
 	}
@@ -453,6 +449,90 @@ func (s *server) stream(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error 
 		return nil // the client stopped reading; it expects no more
 	}
 	return enc.Encode(&wireResp{Items: chunk, Err: toWire(err)})
+}
+
+// run calls the store method a stream request names.
+func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) error {
+	switch req.Op {
+	case "walk":
+		return s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
+			return emit(n.Seq, session.EncodeNode(n)) == nil
+		})
+	case "nodes":
+		return s.st.Nodes(req.ID, emit)
+	case "path":
+		// The stored values as they are: the client decodes them.
+		return s.st.pathRaw(req.ID, req.Seq, emit)
+	case "list":
+		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
+	}
+	return nil
+}
+
+// streamAhead serves a packed stream, which a client asks for to read a
+// whole range: the store is read a chunk ahead of the client's "more", on
+// a goroutine of its own, so that reading, the socket and the client's work
+// overlap.
+func (s *server) streamAhead(req *wireReq, enc *gob.Encoder, dec *gob.Decoder) error {
+	chunks := make(chan *wireResp, 1)
+	free := make(chan []byte, 2)
+	stop := make(chan struct{})
+	go func() {
+		defer close(chunks)
+		var packed []byte
+		emit := func(seq uint64, value []byte) error {
+			packed = binary.BigEndian.AppendUint64(packed, seq)
+			packed = binary.BigEndian.AppendUint32(packed, uint32(len(value)))
+			packed = append(packed, value...)
+			if len(packed) < chunkBytes {
+				return nil
+			}
+			select {
+			case chunks <- &wireResp{Data: packed, More: true}:
+			case <-stop:
+				return errClientStopped
+			}
+			select {
+			case packed = <-free:
+			default:
+				packed = make([]byte, 0, chunkBytes+chunkBytes/4)
+			}
+			return nil
+		}
+		err := s.run(req, emit)
+		if err != errClientStopped {
+			select {
+			case chunks <- &wireResp{Data: packed, Err: toWire(err)}:
+			case <-stop:
+			}
+		}
+	}()
+	finish := func(err error) error {
+		close(stop)
+		for range chunks { // let the reader finish its transaction
+		}
+		return err
+	}
+	for resp := range chunks {
+		if err := enc.Encode(resp); err != nil {
+			return finish(err)
+		}
+		if !resp.More {
+			return nil
+		}
+		select {
+		case free <- resp.Data[:0]:
+		default:
+		}
+		var next wireReq
+		if err := dec.Decode(&next); err != nil {
+			return finish(err)
+		}
+		if next.Op != "more" {
+			return finish(nil) // the client stopped reading; it expects no more
+		}
+	}
+	return nil
 }
 
 // Client is a command's connection to the resident store process. Like a
@@ -463,6 +543,7 @@ type Client struct {
 	dec    *gob.Decoder
 	mode   Mode
 	closed bool
+	chunk  []byte // a packed chunk's buffer, reused
 }
 
 // Dial connects to the resident process of the store in opts.Dir and takes
@@ -537,10 +618,12 @@ func (c *Client) do(req *wireReq) (*wireResp, error) {
 	return resp, resp.Err.err()
 }
 
-// stream pulls a streamed result chunk by chunk; fn's error stops it. With
-// readAhead, which suits reading whole ranges, it asks for the next chunk
-// before passing on the one it has, so that the server reads while fn works.
+// stream pulls a streamed result chunk by chunk; fn's error stops it, and
+// value is valid only during fn. With readAhead, which suits reading whole
+// ranges, the items come packed, and it asks for the next chunk before
+// passing on the one it has, so that the server reads while fn works.
 func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value []byte) error) error {
+	req.Packed = readAhead
 	resp, err := c.call(req)
 	for err == nil {
 		asked := readAhead && resp.More
@@ -549,20 +632,19 @@ func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value 
 				return errConnLost
 			}
 		}
-		for _, it := range resp.Items {
-			if ferr := fn(it.Seq, it.Value); ferr != nil {
-				if resp.More {
-					if err := c.stopStream(asked); err != nil {
-						return err
-					}
+		if ferr := eachItem(resp, fn); ferr != nil {
+			if resp.More {
+				if err := c.stopStream(asked); err != nil {
+					return err
 				}
-				return ferr
 			}
+			return ferr
 		}
 		if !resp.More {
 			return resp.Err.err()
 		}
 		if asked {
+			c.chunk = resp.Data
 			resp, err = c.receive()
 		} else {
 			resp, err = c.call(&wireReq{Op: "more"})
@@ -590,12 +672,37 @@ func (c *Client) stopStream(asked bool) error {
 	return nil
 }
 
+// receive reads a response to a request already sent; a packed chunk goes
+// into the buffer of the one before.
 func (c *Client) receive() (*wireResp, error) {
-	var resp wireResp
+	resp := wireResp{Data: c.chunk[:0]}
 	if err := c.dec.Decode(&resp); err != nil {
 		return nil, errConnLost
 	}
 	return &resp, nil
+}
+
+// eachItem calls fn with the items of a chunk, packed or not.
+func eachItem(resp *wireResp, fn func(seq uint64, value []byte) error) error {
+	for _, it := range resp.Items {
+		if err := fn(it.Seq, it.Value); err != nil {
+			return err
+		}
+	}
+	for d := resp.Data; len(d) > 0; {
+		if len(d) < 12 {
+			return errConnLost
+		}
+		seq, n := binary.BigEndian.Uint64(d), binary.BigEndian.Uint32(d[8:])
+		if uint64(n) > uint64(len(d)-12) {
+			return errConnLost
+		}
+		if err := fn(seq, d[12:12+n]); err != nil {
+			return err
+		}
+		d = d[12+n:]
+	}
+	return nil
 }
 
 // Resolve implements Handle.
