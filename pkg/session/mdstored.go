@@ -82,7 +82,7 @@ func (r *storedPage) message() bool {
 		return false
 	}
 	// The other members, read by decodeStored's rules.
-	seen := uint8(3) // role, content
+	seen := memberRole | memberContent
 	var extras [8][]byte
 	nextras := 0
 	for {
@@ -113,11 +113,11 @@ func (r *storedPage) message() bool {
 		}
 		seen |= bit
 		switch bit {
-		case 4, 8: // tool_call_id, name
+		case memberToolCallID, memberName:
 			if _, ok := r.text(); !ok {
 				return false
 			}
-		case 16:
+		case memberCreatedAt:
 			t, ok := r.text()
 			if !ok {
 				return false
@@ -125,24 +125,24 @@ func (r *storedPage) message() bool {
 			if _, err := time.Parse(time.RFC3339Nano, string(t)); err != nil {
 				return false
 			}
-		case 32:
+		case memberIsError:
 			isError, ok := r.boolean()
 			if !ok || isError && r.tool {
 				return false
 			}
-		case 64: // kind: a marker changes the heading
+		case memberKind: // a marker changes the heading
 			v, ok := r.value()
 			if !ok {
 				return false
 			}
 			if v[0] == '"' {
 				sub := storedScanner{b: v}
-				k, ok := sub.str()
-				if !ok || k == string(KindNote) || k == string(KindSummary) || k == string(KindRewind) {
+				k, ok := sub.text()
+				if !ok || Kind(k) == KindNote || Kind(k) == KindSummary || Kind(k) == KindRewind {
 					return false
 				}
 			}
-		case 0:
+		case 0: // kept as data
 			if _, ok := r.value(); !ok {
 				return false
 			}
@@ -292,8 +292,8 @@ func (r *storedPage) block() bool {
 		seen |= bit
 		null := r.literal("null")
 		switch {
-		case bit == 64: // input, after the name
-			if seen&16 == 0 {
+		case bit == fieldInput: // after the name
+			if seen&fieldName == 0 {
 				return false
 			}
 			v := []byte("null")
@@ -303,20 +303,20 @@ func (r *storedPage) block() bool {
 				}
 			}
 			r.out = appendPrettyJSON(append(r.out, '\n'), v)
-		case bit == 128: // source
+		case bit == fieldSource:
 			if !null {
 				if _, ok := r.value(); !ok {
 					return false
 				}
 			}
-		case bit == 512: // is_error
+		case bit == fieldIsError:
 			if !null {
 				if isError, ok = r.boolean(); !ok {
 					return false
 				}
 			}
 		case null:
-		case bit == 1 || bit == 16 || bit == 256: // text, name, content: the body
+		case bit == fieldText || bit == fieldName || bit == fieldContent: // the body
 			if !r.peek('"') {
 				return false
 			}
@@ -336,8 +336,8 @@ func (r *storedPage) block() bool {
 			return true
 		}
 	case pageToolUse:
-		if seen&64 == 0 { // no input: {}
-			if seen&16 == 0 {
+		if seen&fieldInput == 0 { // no input: {}
+			if seen&fieldName == 0 {
 				return false
 			}
 			r.out = append(r.out, "\n{}"...)

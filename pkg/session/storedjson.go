@@ -57,7 +57,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 		}
 		seen |= bit
 		switch bit {
-		case 1:
+		case memberRole:
 			r, ok := s.str()
 			if !ok {
 				return m, false
@@ -68,30 +68,30 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			default:
 				return m, false
 			}
-		case 2:
+		case memberContent:
 			if m.Content, ok = s.content(); !ok {
 				return m, false
 			}
-		case 4:
+		case memberToolCallID:
 			if m.ToolCallID, ok = s.str(); !ok {
 				return m, false
 			}
-		case 8:
+		case memberName:
 			if m.Name, ok = s.str(); !ok {
 				return m, false
 			}
-		case 16:
+		case memberCreatedAt:
 			if m.CreatedAt, ok = s.str(); !ok {
 				return m, false
 			}
 			if _, err := time.Parse(time.RFC3339Nano, m.CreatedAt); err != nil {
 				return m, false
 			}
-		case 32:
+		case memberIsError:
 			if m.IsError, ok = s.boolean(); !ok {
 				return m, false
 			}
-		case 64:
+		case memberKind:
 			// Only our own markers are interpreted; any other value is data.
 			v, ok := s.value()
 			if !ok {
@@ -110,7 +110,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			default:
 				extra = append(extra, Field{Key: "kind", Value: copyRaw(v)})
 			}
-		case 128: // tool_calls
+		case memberToolCalls:
 			return m, false
 		default:
 			name := string(key)
@@ -121,7 +121,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			extra = append(extra, Field{Key: name, Value: copyRaw(v)})
 		}
 	}
-	if seen&1 == 0 {
+	if seen&memberRole == 0 {
 		return m, false
 	}
 	m.Extra = extra
@@ -129,14 +129,26 @@ func (s *storedScanner) message() (m Message, ok bool) {
 }
 
 // unescapeBuffers keeps the text buffers of decodeStored between nodes: an
-// export decodes thousands, and a fresh buffer each is most of the cost.
+// export decodes thousands, and a fresh buffer each cost a fifth of it.
 var unescapeBuffers sync.Pool
 
 const maxPooledBuffer = 1 << 20
 
-// messageMembers are the members DecodeMessage interprets, as bits.
-var messageMembers = map[string]uint8{"role": 1, "content": 2, "tool_call_id": 4, "name": 8,
-	"created_at": 16, "is_error": 32, "kind": 64, "tool_calls": 128}
+// The members of a message that DecodeMessage interprets, as bits.
+const (
+	memberRole uint8 = 1 << iota
+	memberContent
+	memberToolCallID
+	memberName
+	memberCreatedAt
+	memberIsError
+	memberKind
+	memberToolCalls
+)
+
+var messageMembers = map[string]uint8{"role": memberRole, "content": memberContent,
+	"tool_call_id": memberToolCallID, "name": memberName, "created_at": memberCreatedAt,
+	"is_error": memberIsError, "kind": memberKind, "tool_calls": memberToolCalls}
 
 func hasField(fields []Field, key []byte) bool {
 	for i := range fields {
@@ -596,41 +608,55 @@ func (s *storedScanner) block() (Block, bool) {
 	}
 }
 
-// blockMembers are the members of blocks that decodeBlock interprets.
-var blockMembers = map[string]uint16{"text": 1, "signature": 2, "data": 4, "id": 8, "name": 16,
-	"tool_use_id": 32, "input": 64, "source": 128, "content": 256, "is_error": 512}
+// The members of blocks that decodeBlock interprets, as bits.
+const (
+	fieldText uint16 = 1 << iota
+	fieldSignature
+	fieldData
+	fieldID
+	fieldName
+	fieldToolUseID
+	fieldInput
+	fieldSource
+	fieldContent
+	fieldIsError
+)
+
+var blockMembers = map[string]uint16{"text": fieldText, "signature": fieldSignature, "data": fieldData,
+	"id": fieldID, "name": fieldName, "tool_use_id": fieldToolUseID, "input": fieldInput,
+	"source": fieldSource, "content": fieldContent, "is_error": fieldIsError}
 
 // blockField reads one known member as Block.setField does.
 func (s *storedScanner) blockField(b *Block, member uint16) bool {
 	if s.literal("null") {
 		switch member {
-		case 64:
+		case fieldInput:
 			b.Input = json.RawMessage("null")
-		case 128:
+		case fieldSource:
 			b.Source = json.RawMessage("null")
 		}
 		return true
 	}
 	var dst *string
 	switch member {
-	case 1:
+	case fieldText:
 		dst = &b.Text
-	case 2:
+	case fieldSignature:
 		b.HasSignature = true
 		dst = &b.Signature
-	case 4:
+	case fieldData:
 		dst = &b.Data
-	case 8:
+	case fieldID:
 		dst = &b.ID
-	case 16:
+	case fieldName:
 		dst = &b.Name
-	case 32:
+	case fieldToolUseID:
 		dst = &b.ToolUseID
-	case 512:
+	case fieldIsError:
 		e, ok := s.boolean()
 		b.IsError = &e
 		return ok
-	case 256:
+	case fieldContent:
 		if s.peek('"') {
 			dst = &b.Result
 			break
@@ -640,7 +666,7 @@ func (s *storedScanner) blockField(b *Block, member uint16) bool {
 		return ok
 	default: // input, source
 		v, ok := s.value()
-		if member == 64 {
+		if member == fieldInput {
 			b.Input = copyRaw(v)
 		} else {
 			b.Source = copyRaw(v)

@@ -467,22 +467,18 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 				return err
 			}
 		}
+		count, seqAt := uint64(len(path)), func(i uint64) uint64 { return path[i] }
+		if linear {
+			count, seqAt = head, func(i uint64) uint64 { return i + 1 }
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
-		first := uint64(1)
-		if !linear {
-			first = path[0]
-		}
-		it.Seek(nodeKey(key, first))
 		var prev uint64
 		read := 0
-		for i := 0; linear && prev < head || !linear && i < len(path); i++ {
-			seq := prev + 1
-			if !linear {
-				seq = path[i]
-				if i > 0 && seq != path[i-1]+1 {
-					it.Seek(nodeKey(key, seq)) // jump over other branches
-				}
+		for i := uint64(0); i < count; i++ {
+			seq := seqAt(i)
+			if i == 0 || seq != prev+1 {
+				it.Seek(nodeKey(key, seq)) // the root, or over other branches
 			}
 			if !it.Valid() {
 				return corrupt(key, "node %d vanished", seq)
