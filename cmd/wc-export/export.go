@@ -55,7 +55,10 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		}
 		return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 			data, err := st.Blob(m.ID, [32]byte(sum))
-			c.Out().Write(data)
+			if err != nil {
+				return err
+			}
+			_, err = c.Out().Write(data)
 			return err
 		}, nil
 	}
@@ -87,8 +90,8 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			if model == "" {
 				model = "unknown"
 			}
-			c.Out().WriteString(session.ExitSummary(m, secs, model, c.String("binary")))
-			return nil
+			_, err := c.Out().WriteString(session.ExitSummary(m, secs, model, c.String("binary")))
+			return err
 		}, nil
 	}
 	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request")
@@ -110,15 +113,13 @@ func exportShare(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	if err != nil {
 		return err
 	}
-	out := c.Out()
-	out.Write(session.AppendShare(nil, m, t))
-	out.WriteByte('\n')
-	return nil
+	_, err = c.Out().Write(append(session.AppendShare(nil, m, t), '\n'))
+	return err
 }
 
 func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	var line []byte
-	write := func(n *session.Node) {
+	write := func(n *session.Node) error {
 		line = append(line[:0], `{"id":"`...)
 		line = append(line, m.ID...)
 		line = append(line, `","seq":`...)
@@ -128,17 +129,18 @@ func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 		line = append(line, `,"message":`...)
 		line = n.Msg.AppendJSON(line)
 		line = append(line, "}\n"...)
-		c.Out().Write(line)
+		_, err := c.Out().Write(line)
+		return err
 	}
 	if !c.Bool("tree") {
-		return st.Path(m.ID, m.Head, func(n *session.Node) error { write(n); return nil })
+		return st.Path(m.ID, m.Head, write)
 	}
 	return st.Nodes(m.ID, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
-		if err == nil {
-			write(&n)
+		if err != nil {
+			return err
 		}
-		return err
+		return write(&n)
 	})
 }
 
@@ -147,7 +149,7 @@ func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	if err := mw.Header(m); err != nil {
 		return err
 	}
-	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
+	return st.PathRaw(m.ID, m.Head, mw.StoredNode)
 }
 
 func exportText(c *tool.Ctx, st store.Handle, m *session.Meta) error {
@@ -199,8 +201,7 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
 			return err
 		}
-		c.Out().Write(build(m.SystemPrompt, msgs, opt))
-		c.Out().WriteByte('\n')
-		return nil
+		_, err := c.Out().Write(append(build(m.SystemPrompt, msgs, opt), '\n'))
+		return err
 	}, nil
 }

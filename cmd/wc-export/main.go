@@ -31,7 +31,9 @@ var spec = tool.Spec{
 
 With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was.
 
-Exports read the store under a shared lock, so any number run side by side; nothing is printed until the store is closed.`,
+Exports read the store under a shared lock, so any number run side by side. Unlike the commands that write, wc-export prints as it reads: what it reads is on disk already. Output that stdout does not take at once (a pager nobody scrolls) waits in memory, then in an unlinked temporary file under TMPDIR, so that a slow reader never holds the lock, and other commands, back.
+
+If an export fails midway (a damaged store, a full disk behind stdout), it exits with its error as always, and stdout holds what was written before the failure: whole documents for the sessions before, and a truncated one for the session that failed.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html or request"},
@@ -46,13 +48,15 @@ Exports read the store under a shared lock, so any number run side by side; noth
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}
 	},
+	Env: []tool.EnvVar{{Name: "TMPDIR", Text: "Where output that stdout has not taken waits, in a file deleted as soon as it is made (default /tmp)."}},
 	Examples: []tool.Example{
 		{Text: "Read a session as markdown:", Command: `wc-export 3f2a --format markdown | less`},
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
 		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
-	Action: export,
+	Action:  export,
+	Streams: true,
 }
 
 func main() { tool.Main(&spec) }

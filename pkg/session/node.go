@@ -116,9 +116,11 @@ func DecodeNode(seq uint64, b []byte) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
-	msg, err := DecodeMessage(raw)
-	if err != nil {
-		return Node{}, err
+	msg, ok := decodeStored(raw)
+	if !ok {
+		if msg, err = DecodeMessage(raw); err != nil {
+			return Node{}, err
+		}
 	}
 	return Node{Seq: seq, Parent: h.Parent, Depth: h.Depth, Tokens: h.Tokens, Users: h.Users, Msg: msg}, nil
 }

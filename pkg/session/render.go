@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -40,9 +41,10 @@ func ConversationText(w io.Writer, m *Message) error {
 // run of its content, so no content can close its fence early, and it fences
 // tool output, which is not markdown.
 type MarkdownWriter struct {
-	w   io.Writer
-	buf []byte
-	err error
+	w    io.Writer
+	buf  []byte
+	text []byte // StoredNode's unescaped strings, reused
+	err  error
 }
 
 // NewMarkdownWriter returns a writer to w.
@@ -104,9 +106,31 @@ func (mw *MarkdownWriter) flush(b []byte) error {
 	return mw.err
 }
 
+// hasControls reports whether b may hold a control character other than
+// tab and newlines: a C0 byte, DEL, or 0xc2, which leads the C1 controls.
+// Every export passes all its text here: DEL and 0xc2 are found with
+// IndexByte, C0 bytes eight at a time without a branch, as tabs and
+// newlines come at random.
 func hasControls(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f || c == 0xc2 {
+	if bytes.IndexByte(b, 0x7f) >= 0 || bytes.IndexByte(b, 0xc2) >= 0 {
+		return true
+	}
+	const low7, low = 0x7f7f7f7f7f7f7f7f, 0x0101010101010101
+	var found uint64
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// The high bit of a byte of v&low7+low7|v is clear exactly when
+		// the byte of v is zero; with 0x60 instead, when it is below 0x20.
+		t, n, r := x^'\t'*low, x^'\n'*low, x^'\r'*low
+		allowed := ^((t&low7 + low7 | t) & (n&low7 + low7 | n) & (r&low7 + low7 | r))
+		found |= ^(x&low7 + 0x6060606060606060 | x) &^ allowed
+	}
+	if found&^low7 != 0 {
+		return true
+	}
+	for _, c := range b[i:] {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
 			return true
 		}
 	}
@@ -145,7 +169,9 @@ func appendMarkdownBlock(b []byte, blk *Block) []byte {
 	case BlockText:
 		return appendMarkdownText(b, blk.Text)
 	case BlockToolUse:
-		return appendFence(b, "tool", blk.Name+"\n"+prettyJSON(blk.Input))
+		start := len(b)
+		b = append(append(beginFence(b, "tool"), blk.Name...), '\n')
+		return endFence(appendPrettyJSON(b, blk.Input), start, "tool", "tool")
 	case BlockToolResult:
 		return appendFence(b, resultInfo(blk.IsError != nil && *blk.IsError), blk.ResultText())
 	case BlockImage:
@@ -164,9 +190,14 @@ func appendMarkdownBlock(b []byte, blk *Block) []byte {
 // leaves open (a reply cut off mid-block, say), so that it cannot swallow
 // what follows.
 func appendMarkdownText(b []byte, text string) []byte {
-	b = append(b, text...)
-	if fence := openFence(text); fence != "" {
-		if !strings.HasSuffix(text, "\n") {
+	return endMarkdownText(append(b, text...), len(b))
+}
+
+// endMarkdownText ends the markdown text b[start:] as appendMarkdownText
+// does.
+func endMarkdownText(b []byte, start int) []byte {
+	if fence := openFence(b[start:]); fence != "" {
+		if len(b) == start || b[len(b)-1] != '\n' {
 			b = append(b, '\n')
 		}
 		b = append(b, fence...)
@@ -178,11 +209,25 @@ func appendMarkdownText(b []byte, text string) []byte {
 // following CommonMark: three or more backticks or tildes, indented at most
 // three spaces, closed only by a bare run of the same character at least as
 // long.
-func openFence(text string) string {
-	open := ""
-	for line := range strings.Lines(text) {
-		l := strings.TrimRight(line, "\r\n")
-		t := strings.TrimLeft(l, " ")
+func openFence(text []byte) string {
+	var open []byte
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line = text[:i+1]
+		}
+		text = text[len(line):]
+		// Only a line that starts, after at most three spaces, with a
+		// backtick or tilde can open or close a fence.
+		j := 0
+		for j < len(line) && j < 4 && line[j] == ' ' {
+			j++
+		}
+		if j == len(line) || line[j] != '`' && line[j] != '~' {
+			continue
+		}
+		l := bytes.TrimRight(line, "\r\n")
+		t := bytes.TrimLeft(l, " ")
 		if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 			continue
 		}
@@ -192,29 +237,58 @@ func openFence(text string) string {
 		}
 		switch {
 		case n < 3:
-		case open == "":
-			if t[0] == '`' && strings.Contains(t[n:], "`") {
+		case open == nil:
+			if t[0] == '`' && bytes.IndexByte(t[n:], '`') >= 0 {
 				continue // not a fence: a backtick fence's info has no backticks
 			}
 			open = t[:n]
-		case t[0] == open[0] && n >= len(open) && strings.TrimSpace(t[n:]) == "":
-			open = ""
+		case t[0] == open[0] && n >= len(open) && len(bytes.TrimSpace(t[n:])) == 0:
+			open = nil
 		}
 	}
-	return open
+	return string(open)
 }
 
 // appendFence writes body in a fenced block whose fence is longer than any
 // run of backticks in body.
 func appendFence(b []byte, info, body string) []byte {
-	n := max(3, longestRun(body, '`')+1)
-	fence := strings.Repeat("`", n)
-	b = append(b, fence...)
+	start := len(b)
+	return endFence(append(beginFence(b, info), body...), start, info, info)
+}
+
+// beginFence opens a fenced block of three backticks, for endFence to size
+// once its body follows.
+func beginFence(b []byte, info string) []byte {
+	b = append(b, "```"...)
 	b = append(b, info...)
+	return append(b, '\n')
+}
+
+// endFence closes the block that beginFence opened at b[start] with info
+// written, now that its body follows: the fence becomes longer than any run
+// of backticks in the body, and the info final, moving the body when
+// either changed.
+func endFence(b []byte, start int, written, final string) []byte {
+	body := start + 3 + len(written) + 1
+	n := max(3, longestRunBytes(b[body:], '`')+1)
+	if n != 3 || written != final {
+		shift := n + len(final) - 3 - len(written)
+		end := len(b)
+		if shift > 0 {
+			b = append(b, make([]byte, shift)...)
+		}
+		copy(b[body+shift:], b[body:end])
+		b = b[:end+shift]
+		for i := range n {
+			b[start+i] = '`'
+		}
+		copy(b[start+n:], final)
+		b[start+n+len(final)] = '\n'
+	}
 	b = append(b, '\n')
-	b = append(b, body...)
-	b = append(b, '\n')
-	b = append(b, fence...)
+	for range n {
+		b = append(b, '`')
+	}
 	return append(b, "\n\n"...)
 }
 
@@ -234,32 +308,53 @@ func appendCodeSpan(b []byte, s string) []byte {
 	return append(b, delim...)
 }
 
-func longestRun(s string, c byte) int {
-	best, cur := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			cur++
-			best = max(best, cur)
-		} else {
-			cur = 0
+func longestRunBytes(s []byte, c byte) int {
+	best := 0
+	for {
+		i := bytes.IndexByte(s, c)
+		if i < 0 {
+			return best
 		}
+		n := 1
+		for i+n < len(s) && s[i+n] == c {
+			n++
+		}
+		best = max(best, n)
+		s = s[i+n:]
 	}
-	return best
+}
+
+func longestRun(s string, c byte) int {
+	best := 0
+	for {
+		i := strings.IndexByte(s, c)
+		if i < 0 {
+			return best
+		}
+		n := 1
+		for i+n < len(s) && s[i+n] == c {
+			n++
+		}
+		best = max(best, n)
+		s = s[i+n:]
+	}
 }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func prettyJSON(raw json.RawMessage) string {
+// appendPrettyJSON appends raw indented by two spaces, or as it is when it
+// is not JSON; nothing is {}.
+func appendPrettyJSON(b []byte, raw []byte) []byte {
 	if len(raw) == 0 {
-		return "{}"
+		return append(b, "{}"...)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return string(raw)
+	out := bytes.NewBuffer(b)
+	if err := json.Indent(out, raw, "", "  "); err != nil {
+		return append(b, raw...)
 	}
-	return out.String()
+	return out.Bytes()
 }
 
 // ExitSummary is whycodes' format_exit_summary.

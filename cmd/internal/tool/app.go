@@ -5,7 +5,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +32,9 @@ type Spec struct {
 	Env         []EnvVar // variables beyond the common ones
 	Examples    []Example
 	Action      func(*Ctx) error
+	// Streams marks a command that only reads the store: its output goes
+	// to stdout as it is written instead of after the store is closed.
+	Streams bool
 }
 
 // Example is one documented invocation.
@@ -65,7 +67,7 @@ type Ctx struct {
 	stdinTTY  bool
 	stdinRead bool
 	stdinData []byte
-	out       bytes.Buffer
+	out       Output
 	closers   []func() error
 	stdoutTTY bool
 	given     map[string]bool // see IsSet
@@ -96,8 +98,9 @@ func (c *Ctx) IsSet(name string) bool {
 	return c.given[name]
 }
 
-// Out is where results go; Main prints it only after the store is closed.
-func (c *Ctx) Out() *bytes.Buffer { return &c.out }
+// Out is where results go. Main prints them only after the store is
+// closed, unless the command streams (Spec.Streams).
+func (c *Ctx) Out() *Output { return &c.out }
 
 // StdoutIsTerminal reports whether results will be shown to a person.
 func (c *Ctx) StdoutIsTerminal() bool { return c.stdoutTTY }
@@ -132,7 +135,9 @@ func Main(spec *Spec) {
 }
 
 // Run runs the command and returns its exit status. Results reach stdout
-// only after the action returned, and so after the store was closed.
+// only after the action returned, and so after the store was closed, except
+// a streaming command's: those are written while it runs, and when it fails
+// midway stdout holds what it wrote before the failure.
 func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Files the store creates are the user's alone, whatever the umask.
 	syscall.Umask(0o077)
@@ -145,6 +150,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	app.Action = func(cc *cli.Context) error {
 		c = &Ctx{Context: cc, Spec: spec, Now: time.Now(), stdin: stdin,
 			stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout)}
+		if spec.Streams {
+			c.out.startStreaming(stdout)
+		}
 		err := spec.Action(c)
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			if cerr := c.closers[i](); cerr != nil && err == nil {
@@ -160,9 +168,14 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	if err == nil {
 		err = app.RunContext(ctx, reorderArgs(args, app.Flags))
 	}
+	if c != nil && c.out.spool != nil {
+		if werr := c.out.finish(); err == nil {
+			err = werr
+		}
+	}
 	var te *Error
 	if errors.As(err, &te) && te.Partial && c != nil {
-		stdout.Write(c.out.Bytes())
+		stdout.Write(c.out.held.Bytes())
 	}
 	if err != nil {
 		code, hints := exitStatus(err)
@@ -173,7 +186,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		return code
 	}
 	if c != nil {
-		if _, err := stdout.Write(c.out.Bytes()); err != nil {
+		if _, err := stdout.Write(c.out.held.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "%s: writing output: %s\n", spec.Name, errorLine(err))
 			return ExitFailure
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -70,4 +71,69 @@ func BenchmarkPath(b *testing.B) {
 			b.Fatal(n, err)
 		}
 	}
+}
+
+// exportSession is a 4,000-message session shaped like bench.sh's: tool
+// output of code with tabs, quotes and line numbers, assistant prose with
+// fenced code and tool calls, thinking, and short prompts.
+func exportSession(b *testing.B) (dir, id string, size int64) {
+	code := func(i, lines int) string {
+		var s strings.Builder
+		for l := range lines {
+			fmt.Fprintf(&s, "%6d→\tif err := store.Append(ctx, \"session-%d\", msg); err != nil {\n\t\treturn fmt.Errorf(\"append: %%w\", err)\n\t}\n", l+1, i)
+		}
+		return s.String()
+	}
+	var msgs []session.Message
+	for i := 0; len(msgs) < 4000; i++ {
+		id := fmt.Sprintf("toolu_%04d", i)
+		msgs = append(msgs,
+			session.Message{Role: session.RoleUser, Content: session.TextContent(fmt.Sprintf("turn %d: the login test fails again, see `auth.go`", i))},
+			session.Message{Role: session.RoleAssistant, Content: session.BlockContent(
+				session.Block{Type: session.BlockThinking, Text: strings.Repeat("The handler reads the clock before the lock. ", 8), Signature: "EqQB", HasSignature: true},
+				session.Block{Type: session.BlockText, Text: "Let me read it:\n\n```go\n" + code(i, 3) + "```\n"},
+				session.Block{Type: session.BlockToolUse, ID: id, Name: "read", Input: []byte(`{"path":"internal/auth/login.go","limit":400}`)})},
+			session.Message{Role: session.RoleTool, Content: session.TextContent(code(i, 10+i%60)), ToolCallID: id, Name: "read"},
+			session.Message{Role: session.RoleAssistant, Content: session.TextContent("It passes now: the clock is read under the lock.")})
+	}
+	nodes := make([]session.Node, len(msgs))
+	for i := range msgs {
+		var parent *session.Node
+		if i > 0 {
+			parent = &nodes[i-1]
+		}
+		nodes[i] = session.Child(parent, uint64(i+1), msgs[i])
+		size += int64(len(session.EncodeNode(&nodes[i])))
+	}
+	dir, id = b.TempDir(), testID(0xbe9e, 1)
+	create(b, dir, map[string][]session.Node{id: nodes})
+	return dir, id, size
+}
+
+// An export to markdown from an open store: written from the stored JSON
+// (what wc-export does), and decoded to messages first (what it did).
+func BenchmarkExportMarkdown(b *testing.B) {
+	dir, id, size := exportSession(b)
+	s := open(b, dir, Read)
+	defer mustClose(b, s)
+	b.Run("stored", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			mw := session.NewMarkdownWriter(io.Discard)
+			if err := s.PathRaw(id, 4000, mw.StoredNode); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decoded", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			mw := session.NewMarkdownWriter(io.Discard)
+			if err := s.Path(id, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -139,3 +139,44 @@ func TestWarnLoggerDropsCacheAdvice(t *testing.T) {
 		t.Errorf("logged %q, want %q", got, want)
 	}
 }
+
+// No writer compacts in the background: level 0 grows with the memtables a
+// long-lived writer flushes until tidy (or Close) merges it, and what was
+// written stays readable.
+func TestTidyMergesLevelZero(t *testing.T) {
+	old := residentFlattenL0
+	defer func() { residentFlattenL0 = old }()
+	residentFlattenL0 = 6 // Flatten leaves a level 0 below Badger's NumLevelZeroTables (5) alone
+	rng := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	s := open(t, dir, Write)
+	defer mustClose(t, s)
+	var ids []string
+	for i := 0; ; i++ {
+		if _, l0 := s.Tables(); l0 >= residentFlattenL0 {
+			break
+		}
+		if i == 40 {
+			t.Fatal("40 commits of 2 MB left fewer than 6 level-0 tables: memtables are not flushed as expected")
+		}
+		id := testID(uint32(i), i)
+		nodes := noisyChain(rng, 64, 32<<10)
+		m := metaFor(id, nodes)
+		if err := s.Commit(&m, nodes); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		time.Sleep(20 * time.Millisecond) // let the flush land
+	}
+	if err := s.tidy(); err != nil {
+		t.Fatal(err)
+	}
+	if _, l0 := s.Tables(); l0 >= residentFlattenL0 {
+		t.Errorf("level 0 holds %d tables after tidy", l0)
+	}
+	for _, id := range ids {
+		if got := pathSeqsOf(t, s, id, 64); len(got) != 64 {
+			t.Fatalf("%s: path of %d nodes after tidy", id, len(got))
+		}
+	}
+}

@@ -40,10 +40,30 @@ func (s *Store) rebuiltTables() int {
 	return int(size/s.db.Opts().BaseTableSize) + 1
 }
 
+// residentFlattenL0 is the level-0 table count at which the resident store
+// process merges level 0 between two writers: it may go long without the
+// idle close that would merge it, and every read checks level 0's tables.
+// A variable so that tests can lower it.
+var residentFlattenL0 = 4 * flattenL0
+
+// tidy merges level 0 once it holds residentFlattenL0 tables. The resident
+// process calls it after a writer's last answer, under the writer's lock.
+func (s *Store) tidy() error {
+	if s.closed || s.db == nil || !s.rw {
+		return nil
+	}
+	if _, l0 := s.Tables(); l0 >= residentFlattenL0 {
+		return s.flatten()
+	}
+	return nil
+}
+
 // rebuild streams the store into Dir/db.new and swaps it in (badger.md
 // §2.5). It closes s.db. A crash at any step leaves a state recoverRebuild
 // repairs.
 func (s *Store) rebuild() error {
+	s.mapMu.Lock() // s.db closes
+	defer s.mapMu.Unlock()
 	newDir := filepath.Join(s.dir, "db.new")
 	if err := os.RemoveAll(newDir); err != nil {
 		return mapErr("rebuild", err)

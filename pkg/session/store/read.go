@@ -272,10 +272,175 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 	return mapErr("read", err)
 }
 
-// Path calls fn for each node from the root to head, in order. Pass one
-// reads only node headers to learn the parents; pass two decodes the path's
-// nodes alone. fn's error is returned as is.
+// Path calls fn for each node from the root to head, in order. The store is
+// read and the nodes decoded on a goroutine of their own, a batch ahead of
+// fn, so that a long export uses a second core. fn's error is returned as
+// is.
 func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return decodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+}
+
+// decodeAhead runs read, which emits stored nodes, on a goroutine of its
+// own that decodes them in batches while fn works through the ones before,
+// on the caller's goroutine. It returns fn's error, else read's. fn must
+// not use the handle: read may be using it.
+func decodeAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(*session.Node) error) error {
+	batches := make(chan []session.Node, 2)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var batch []session.Node
+		size := 0
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch, size = nil, 0
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := read(func(seq uint64, raw []byte) error {
+			n, derr := session.DecodeNode(seq, raw)
+			if derr != nil {
+				return corrupt(key, "node %d is malformed: %v", seq, derr)
+			}
+			batch = append(batch, n)
+			if size += len(raw); size >= pathBatchBytes && !send() {
+				return errPathStopped
+			}
+			return nil
+		})
+		if err != errPathStopped && len(batch) > 0 {
+			send() // what was read before an error is still passed on
+		}
+		readErr <- err
+	}()
+	var fnErr error
+	for batch := range batches {
+		for i := 0; i < len(batch) && fnErr == nil; i++ {
+			fnErr = fn(&batch[i])
+		}
+		if fnErr != nil {
+			close(stop)
+			for range batches { // let the reader finish its transaction
+			}
+		}
+	}
+	err := <-readErr
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// PathRaw calls fn with the stored value of each node from the root to
+// head, in order: what Path decodes, for a caller that reads it better
+// itself (session.MarkdownWriter.StoredNode). raw is valid only during fn.
+// The store is read on a goroutine of its own, a batch ahead of fn. When fn
+// finds a value malformed (a *session.InvalidError), PathRaw reports the
+// session damaged, as Path does; fn's other errors are returned as is.
+func (s *Store) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return readAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+}
+
+// readAhead runs read, which emits stored nodes, on a goroutine of its own
+// that copies them into batches while fn works through the ones before, on
+// the caller's goroutine. It returns fn's error, else read's. fn must not
+// use the handle: read may be using it.
+func readAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(seq uint64, raw []byte) error) error {
+	type item struct {
+		seq        uint64
+		start, end int
+	}
+	type batch struct {
+		data  []byte
+		items []item
+	}
+	batches := make(chan *batch, 2)
+	free := make(chan *batch, 3)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		b := &batch{}
+		send := func() bool {
+			select {
+			case batches <- b:
+			case <-stop:
+				return false
+			}
+			select {
+			case b = <-free:
+				b.data, b.items = b.data[:0], b.items[:0]
+			default:
+				b = &batch{}
+			}
+			return true
+		}
+		err := read(func(seq uint64, raw []byte) error {
+			b.items = append(b.items, item{seq, len(b.data), len(b.data) + len(raw)})
+			b.data = append(b.data, raw...)
+			if len(b.data) >= pathBatchBytes && !send() {
+				return errPathStopped
+			}
+			return nil
+		})
+		if err != errPathStopped && len(b.items) > 0 {
+			send() // what was read before an error is still passed on
+		}
+		readErr <- err
+	}()
+	var fnErr error
+	for b := range batches {
+		for _, it := range b.items {
+			if fnErr = fn(it.seq, b.data[it.start:it.end]); fnErr != nil {
+				var inv *session.InvalidError
+				if errors.As(fnErr, &inv) {
+					fnErr = corrupt(key, "node %d is malformed: %v", it.seq, fnErr)
+				}
+				break
+			}
+		}
+		if fnErr != nil {
+			close(stop)
+			for range batches { // let the reader finish its transaction
+			}
+			break
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	err := <-readErr
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// pathBatchBytes is how much stored JSON the reader of Path decodes ahead of
+// fn, per batch; two batches may wait.
+const pathBatchBytes = 256 << 10
+
+var errPathStopped = errors.New("store: path reading stopped")
+
+// pathRaw calls fn with the stored value of each node from the root to
+// head, in order; raw is valid only during fn, and fn's error is returned
+// as is. A session whose head has depth head has never branched nor lost a
+// node: its path is every node 1..head, read in one ordered scan. Any
+// other finds its path in a first pass over the node headers.
+func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
 	key, err := parseID(id)
 	if err != nil {
 		return err
@@ -292,16 +457,28 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 		if head >= next {
 			return nodeNotFound(key, head)
 		}
-		path, err := pathSeqs(txn, key, head)
+		linear, err := isLinear(txn, key, head)
 		if err != nil {
 			return err
 		}
+		var path []uint64
+		if !linear {
+			if path, err = s.pathSeqs(txn, key, head); err != nil {
+				return err
+			}
+		}
+		count, seqAt := uint64(len(path)), func(i uint64) uint64 { return path[i] }
+		if linear {
+			count, seqAt = head, func(i uint64) uint64 { return i + 1 }
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
-		it.Seek(nodeKey(key, path[0]))
-		for i, seq := range path {
-			if i > 0 && seq != path[i-1]+1 {
-				it.Seek(nodeKey(key, seq)) // jump over other branches
+		var prev uint64
+		read := 0
+		for i := uint64(0); i < count; i++ {
+			seq := seqAt(i)
+			if i == 0 || seq != prev+1 {
+				it.Seek(nodeKey(key, seq)) // the root, or over other branches
 			}
 			if !it.Valid() {
 				return corrupt(key, "node %d vanished", seq)
@@ -311,16 +488,23 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 			}
 			err := it.Item().Value(func(v []byte) error {
 				s.moved.Add(int64(len(v)))
-				n, derr := session.DecodeNode(seq, v)
-				if derr != nil {
-					return corrupt(key, "node %d is malformed: %v", seq, derr)
+				if linear {
+					// The depth said so; the parents must agree.
+					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
+						return corrupt(key, "node %d has parent %d, not %d as its depths say", seq, h.Parent, prev)
+					}
 				}
-				fnErr = fn(&n)
+				if read += len(v); read >= releaseEvery {
+					s.releasePages()
+					read = 0
+				}
+				fnErr = fn(seq, v)
 				return fnErr
 			})
 			if err != nil {
 				return err
 			}
+			prev = seq
 			it.Next()
 		}
 		return nil
@@ -334,11 +518,35 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	return mapErr("read", err)
 }
 
+// isLinear reports whether the path to head holds every node 1..head: it
+// does when head's depth is head, as the path has depth nodes, all at or
+// below head.
+func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
+	item, err := txn.Get(nodeKey(id, head))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nodeNotFound(id, head)
+	}
+	if err != nil {
+		return false, err
+	}
+	var depth uint64
+	err = item.Value(func(v []byte) error {
+		h, _, derr := session.DecodeNodeHeader(v)
+		if derr != nil {
+			return corrupt(id, "node %d is malformed", head)
+		}
+		depth = h.Depth
+		return nil
+	})
+	return depth == head, err
+}
+
 // pathSeqs returns the seqs root..head. Parents sort before children, so
 // nodes after head cannot be on the path and are never read.
-func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
+func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
 	const absent = ^uint64(0)
 	parents := make([]uint64, 0, 64) // indexed by seq
+	read := 0
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
 	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
 		seq, ok := keySeq(it.Item().Key())
@@ -355,6 +563,10 @@ func pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
 				return corrupt(id, "node %d is malformed", seq)
 			}
 			parent = h.Parent
+			if read += len(v); read >= releaseEvery {
+				s.releasePages()
+				read = 0
+			}
 			return nil
 		})
 		if err != nil {

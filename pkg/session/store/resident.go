@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ type Handle interface {
 	Walk(id string, from uint64, max int, fn func(*session.Node) bool) error
 	Nodes(id string, fn func(seq uint64, raw []byte) error) error
 	Path(id string, head uint64, fn func(*session.Node) error) error
+	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
 	List(fn func(*session.Meta) error) error
 	ListInfo(q ListQuery, fn func(*session.Info) error) error
 	Commit(meta *session.Meta, nodes []session.Node) error
@@ -49,9 +51,13 @@ var (
 // SocketPath is where the resident process of the store in dir listens.
 func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 
-// A streamed result is sent in chunks of this many items, each pulled by
-// the client, so that neither side holds a whole session.
-const chunkItems = 256
+// A streamed result is sent in chunks of at most this many items or about
+// this many bytes, each pulled by the client, so that neither side holds a
+// whole session.
+const (
+	chunkItems = 256
+	chunkBytes = 256 << 10
+)
 
 type wireNode struct {
 	Seq   uint64
@@ -74,6 +80,11 @@ type wireReq struct {
 	// writes more and ends with "end", which syncs them all at once.
 	Defer bool
 	Query ListQuery
+	// Packed asks for a stream's items in Data, one after another, each
+	// as seq (8 bytes), length (4 bytes, big endian) and value: one copy
+	// per chunk instead of one allocation per item. A server that does
+	// not know it sends Items, which the client reads as well.
+	Packed bool
 }
 
 type wireErr struct{ Kind, Msg, Ref string }
@@ -506,6 +517,10 @@ func (s *server) serveConn(conn net.Conn) {
 		return
 	}
 	defer s.lock.release(mode)
+	if mode == Write {
+		// After the client has its answer, before the next one comes.
+		defer func() { _ = s.st.tidy() }()
+	}
 	if err := wc.send(&welcome); err != nil {
 		return
 	}
@@ -645,7 +660,11 @@ var errClientStopped = errors.New("client stopped")
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with "more" (or ended with "stop").
 func (s *server) stream(req *wireReq, wc *wireConn) error {
+	if req.Packed {
+		return s.streamAhead(req, wc)
+	}
 	var chunk []wireNode
+	size := 0
 	var connErr error
 	stopped := false
 	emit := func(seq uint64, value []byte) error {
@@ -653,13 +672,13 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 			return errClientStopped
 		}
 		chunk = append(chunk, wireNode{seq, append([]byte(nil), value...)})
-		if len(chunk) < chunkItems {
+		if size += len(value); len(chunk) < chunkItems && size < chunkBytes {
 			return nil
 		}
 		if connErr = wc.send(&wireResp{Items: chunk, More: true}); connErr != nil {
 			return connErr
 		}
-		chunk = chunk[:0]
+		chunk, size = chunk[:0], 0
 		var next wireReq
 		if connErr = wc.recv(&next); connErr != nil {
 			return connErr
@@ -670,23 +689,7 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 		}
 		return nil
 	}
-	var err error
-	switch req.Op {
-	case "walk":
-		err = s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
-			return emit(n.Seq, session.EncodeNode(n)) == nil
-		})
-	case "nodes":
-		err = s.st.Nodes(req.ID, emit)
-	case "path":
-		err = s.st.Path(req.ID, req.Seq, func(n *session.Node) error { return emit(n.Seq, session.EncodeNode(n)) })
-	case "list":
-		err = s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
-	case "listinfo": // each item: the id, then the summary
-		err = s.st.listSummaries(req.Query, func(id sid, summary []byte) error {
-			return emit(0, append(id[:], summary...))
-		})
-	}
+	err := s.run(req, emit)
 	if connErr != nil {
 		return connErr
 	}
@@ -694,6 +697,94 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 		return nil // the client stopped reading; it expects no more
 	}
 	return wc.send(&wireResp{Items: chunk, Err: s.toWire(err)})
+}
+
+// run calls the store method a stream request names.
+func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) error {
+	switch req.Op {
+	case "walk":
+		return s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
+			return emit(n.Seq, session.EncodeNode(n)) == nil
+		})
+	case "nodes":
+		return s.st.Nodes(req.ID, emit)
+	case "path":
+		// The stored values as they are: the client decodes them.
+		return s.st.pathRaw(req.ID, req.Seq, emit)
+	case "list":
+		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
+	case "listinfo": // each item: the id, then the summary
+		return s.st.listSummaries(req.Query, func(id sid, summary []byte) error {
+			return emit(0, append(id[:], summary...))
+		})
+	}
+	return nil
+}
+
+// streamAhead serves a packed stream, which a client asks for to read a
+// whole range: the store is read a chunk ahead of the client's "more", on
+// a goroutine of its own, so that reading, the socket and the client's work
+// overlap.
+func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
+	chunks := make(chan *wireResp, 1)
+	free := make(chan []byte, 2)
+	stop := make(chan struct{})
+	go func() {
+		defer close(chunks)
+		var packed []byte
+		emit := func(seq uint64, value []byte) error {
+			packed = binary.BigEndian.AppendUint64(packed, seq)
+			packed = binary.BigEndian.AppendUint32(packed, uint32(len(value)))
+			packed = append(packed, value...)
+			if len(packed) < chunkBytes {
+				return nil
+			}
+			select {
+			case chunks <- &wireResp{Data: packed, More: true}:
+			case <-stop:
+				return errClientStopped
+			}
+			select {
+			case packed = <-free:
+			default:
+				packed = make([]byte, 0, chunkBytes+chunkBytes/4)
+			}
+			return nil
+		}
+		err := s.run(req, emit)
+		if err != errClientStopped {
+			select {
+			case chunks <- &wireResp{Data: packed, Err: toWire(err)}:
+			case <-stop:
+			}
+		}
+	}()
+	finish := func(err error) error {
+		close(stop)
+		for range chunks { // let the reader finish its transaction
+		}
+		return err
+	}
+	for resp := range chunks {
+		if err := wc.send(resp); err != nil {
+			return finish(err)
+		}
+		if !resp.More {
+			return nil
+		}
+		select {
+		case free <- resp.Data[:0]:
+		default:
+		}
+		var next wireReq
+		if err := wc.recv(&next); err != nil {
+			return finish(err)
+		}
+		if next.Op != "more" {
+			return finish(nil) // the client stopped reading; it expects no more
+		}
+	}
+	return nil
 }
 
 // Client is a command's connection to the resident store process. Like a
@@ -708,6 +799,7 @@ type Client struct {
 	// What resolves brought along (see server.prefetch), by session id;
 	// valid while the lock is held, dropped by the session's writes.
 	prefetched map[string]*prefetched
+	chunk      []byte // a packed chunk's buffer, reused
 }
 
 type prefetched struct {
@@ -826,26 +918,91 @@ func (c *Client) do(req *wireReq) (*wireResp, error) {
 	return resp, resp.Err.err()
 }
 
-// stream pulls a streamed result chunk by chunk; fn's error stops it.
-func (c *Client) stream(req *wireReq, fn func(seq uint64, value []byte) error) error {
+// stream pulls a streamed result chunk by chunk; fn's error stops it, and
+// value is valid only during fn. With readAhead, which suits reading whole
+// ranges, the items come packed, and it asks for the next chunk before
+// passing on the one it has, so that the server reads while fn works.
+func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value []byte) error) error {
+	req.Packed = readAhead
 	resp, err := c.call(req)
 	for err == nil {
-		for _, it := range resp.Items {
-			if ferr := fn(it.Seq, it.Value); ferr != nil {
-				if resp.More { // the server expects no reply to read after "stop"
-					if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
-						return errConnLost
-					}
-				}
-				return ferr
+		asked := readAhead && resp.More
+		if asked {
+			if err := c.wc.send(&wireReq{Op: "more"}); err != nil {
+				return errConnLost
 			}
+		}
+		if ferr := eachItem(resp, fn); ferr != nil {
+			if resp.More {
+				if err := c.stopStream(asked); err != nil {
+					return err
+				}
+			}
+			return ferr
 		}
 		if !resp.More {
 			return resp.Err.err()
 		}
-		resp, err = c.call(&wireReq{Op: "more"})
+		if asked {
+			c.chunk = resp.Data
+			resp, err = c.receive()
+		} else {
+			resp, err = c.call(&wireReq{Op: "more"})
+		}
 	}
 	return err
+}
+
+// stopStream ends a stream whose rest the client does not want. A chunk it
+// asked for already comes anyway; the server expects no reply to read
+// after "stop".
+func (c *Client) stopStream(asked bool) error {
+	if asked {
+		resp, err := c.receive()
+		if err != nil {
+			return err
+		}
+		if !resp.More {
+			return nil
+		}
+	}
+	if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
+		return errConnLost
+	}
+	return nil
+}
+
+// receive reads a response to a request already sent; a packed chunk goes
+// into the buffer of the one before.
+func (c *Client) receive() (*wireResp, error) {
+	var resp wireResp
+	if err := c.wc.recv(&resp); err != nil {
+		return nil, errConnLost
+	}
+	return &resp, nil
+}
+
+// eachItem calls fn with the items of a chunk, packed or not.
+func eachItem(resp *wireResp, fn func(seq uint64, value []byte) error) error {
+	for _, it := range resp.Items {
+		if err := fn(it.Seq, it.Value); err != nil {
+			return err
+		}
+	}
+	for d := resp.Data; len(d) > 0; {
+		if len(d) < 12 {
+			return errConnLost
+		}
+		seq, n := binary.BigEndian.Uint64(d), binary.BigEndian.Uint32(d[8:])
+		if uint64(n) > uint64(len(d)-12) {
+			return errConnLost
+		}
+		if err := fn(seq, d[12:12+n]); err != nil {
+			return err
+		}
+		d = d[12+n:]
+	}
+	return nil
 }
 
 // Resolve implements Handle.
@@ -898,7 +1055,7 @@ var errStopWalk = errors.New("stop walk")
 
 // Walk implements Handle.
 func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
-	err := c.stream(&wireReq{Op: "walk", ID: id, Seq: from, Max: max}, func(seq uint64, v []byte) error {
+	err := c.stream(&wireReq{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
 		n, err := session.DecodeNode(seq, v)
 		if err != nil {
 			return err
@@ -916,23 +1073,34 @@ func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bo
 
 // Nodes implements Handle.
 func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
-	return c.stream(&wireReq{Op: "nodes", ID: id}, fn)
+	return c.stream(&wireReq{Op: "nodes", ID: id}, true, fn)
 }
 
 // Path implements Handle.
 func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) error {
-	return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, func(seq uint64, v []byte) error {
-		n, err := session.DecodeNode(seq, v)
-		if err != nil {
-			return err
-		}
-		return fn(&n)
-	})
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return decodeAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
+}
+
+// PathRaw implements Handle.
+func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
+	key, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return readAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
 }
 
 // List implements Handle.
 func (c *Client) List(fn func(*session.Meta) error) error {
-	return c.stream(&wireReq{Op: "list"}, func(_ uint64, v []byte) error {
+	return c.stream(&wireReq{Op: "list"}, false, func(_ uint64, v []byte) error {
 		m, err := session.DecodeMeta(v)
 		if err != nil {
 			return err
@@ -943,7 +1111,7 @@ func (c *Client) List(fn func(*session.Meta) error) error {
 
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(&wireReq{Op: "listinfo", Query: q}, func(_ uint64, v []byte) error {
+	return c.stream(&wireReq{Op: "listinfo", Query: q}, false, func(_ uint64, v []byte) error {
 		if len(v) < idLen {
 			return errConnLost
 		}

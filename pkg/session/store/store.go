@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -62,9 +63,12 @@ const (
 	// Also Badger's largest value; the sparse vlog mmap is twice this.
 	vlogFileSize = 64 << 20
 	// Compression (Snappy, the default) needs a block cache; a short
-	// process gets few hits, so keep it small.
-	blockCacheSize = 8 << 20
-	externalMagic  = 0x7763 // "wc": a foreign Badger directory refuses to open
+	// process gets few hits, so keep it small. A reader gets fewer still:
+	// an export reads each block once, and a cache it cannot use is heap
+	// (and peak RSS) all the same.
+	blockCacheSize       = 8 << 20
+	readerBlockCacheSize = 1 << 20
+	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
 	// does not would leave it stale, so it must refuse the store).
 	schemaVersion = 2
@@ -78,6 +82,10 @@ const maxValueSize = vlogFileSize - 64<<10
 // badgerOptions is the one place Badger is configured; every open (reader,
 // writer, rebuild target) must agree on the magic and the sizes.
 func badgerOptions(dir string, readOnly, sync bool) badger.Options {
+	cache := int64(blockCacheSize)
+	if readOnly {
+		cache = readerBlockCacheSize
+	}
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
 		WithSyncWrites(sync).
@@ -86,27 +94,29 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(vlogFileSize).
 		WithNumMemtables(2).
-		WithNumCompactors(2).
-		WithBlockCacheSize(blockCacheSize).
+		// Background compactions run up to 13 table builders at once and
+		// spread the store over several levels, which the next Flatten
+		// must then merge whole (0.3–9 s and hundreds of MB in a
+		// command). Short commands never lived long enough to run them;
+		// now no writer does, and level 0 is merged by flatten alone. No
+		// compactor would ever end a write stall, so there is none.
+		WithNumCompactors(0).
+		WithNumLevelZeroTablesStall(1 << 20).
+		WithBlockCacheSize(cache).
 		WithMetricsEnabled(false).
 		WithCompactL0OnClose(false).
 		WithExternalMagic(externalMagic)
 }
 
-// bulkOptions keep Badger's background compactions out of a batch. They
-// run up to 8+5 table builders at once, each buffering its whole table
-// twice over, and tables grow by TableSizeMultiplier per level: 625 MB of
-// builders were measured in a batch over a 600 MB store. A bulk writer's
-// new tables stay in level 0 instead (no compactor would ever end a write
-// stall, so there is none) and are merged by Settle and at Close, one
-// compaction at a time, in tables of BaseTableSize. Table indexes go
-// through a bounded cache rather than all staying in memory, whose size
-// would follow the store's.
+// bulkOptions suit a batch over the whole store: tables of BaseTableSize at
+// every level (deeper levels' tables otherwise grow by TableSizeMultiplier,
+// and a compaction buffers each table it builds twice over: 625 MB of
+// builders were measured in a batch over a 600 MB store), and table indexes
+// through a bounded cache rather than all in memory, whose size would
+// follow the store's.
 func bulkOptions(opt badger.Options) badger.Options {
 	opt.TableSizeMultiplier = 1
-	return opt.WithNumCompactors(0).
-		WithNumLevelZeroTablesStall(1 << 20).
-		WithIndexCacheSize(16 << 20)
+	return opt.WithIndexCacheSize(16 << 20)
 }
 
 // warnLogger passes on Badger's warnings and errors only; its INFO lines
@@ -149,6 +159,9 @@ type Store struct {
 	bulk    bool
 	moved   atomic.Int64 // bytes read and written since the last settle (bulk)
 	settled int          // times Settle did its work (tests)
+	// mapMu is held shared while table pages are released and exclusively
+	// while tables may close (see releasePages).
+	mapMu sync.RWMutex
 }
 
 func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
@@ -521,10 +534,12 @@ func (s *Store) Close() error {
 			first = s.maintain()
 		}
 		if s.db != nil {
+			s.mapMu.Lock()
 			if err := s.db.Close(); first == nil {
 				first = mapErr("close", err)
 			}
 			s.db = nil
+			s.mapMu.Unlock()
 		}
 	}
 	s.unlock()
@@ -557,19 +572,14 @@ func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	return s.db.View(fn)
 }
 
-const (
-	// settleBytes is how much a bulk handle reads and writes between the
-	// times Settle releases its table pages.
-	settleBytes = 64 << 20
-	// bulkFlattenL0 bounds level 0 in a batch: each table holds a file
-	// descriptor, and reads check every table whose range they touch.
-	bulkFlattenL0 = 256
-)
+// settleBytes is how much a bulk handle reads and writes between the times
+// Settle merges level 0 and releases its table pages.
+const settleBytes = 64 << 20
 
 // Settle is called by a batch between its items. Once a bulk handle has
-// moved settleBytes since the last time, it releases the table pages it
-// mapped, and merges level 0 when it holds bulkFlattenL0 tables, so that
-// memory stays bounded by the largest item rather than by the store.
+// moved settleBytes since the last time, it merges level 0 into the store's
+// level and releases the table pages it mapped, so that memory stays
+// bounded by the largest item rather than by the store.
 func (s *Store) Settle() error {
 	if s.closed {
 		return errClosed
@@ -579,41 +589,39 @@ func (s *Store) Settle() error {
 	}
 	s.moved.Store(0)
 	s.settled++
-	if _, l0 := s.Tables(); s.rw && l0 >= bulkFlattenL0 {
+	if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 {
 		if err := s.flatten(); err != nil {
 			return err
 		}
 	}
-	return mapErr("release pages", releaseTablePages(s.dbDir()))
+	s.releasePages()
+	return nil
 }
 
-// flatten merges level 0 into the level below (and, the first time on a
-// store that background compactions spread over several levels, all levels
-// into one). A bulk handle releases table pages while it runs: merging a
-// 600 MB store otherwise maps all of it.
+// flatten merges level 0 into the store's one level (badger.md §2.4). No
+// writer runs Badger's background compactors, so a store written by wc
+// alone has a single level and this rewrites only the tables level 0
+// overlaps; a store spread over several levels by an older wc is merged
+// whole, once.
 func (s *Store) flatten() error {
-	if !s.bulk {
-		return mapErr("flatten", s.db.Flatten(1))
-	}
-	done := make(chan struct{})
-	released := make(chan struct{})
-	go func() {
-		defer close(released)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				_ = releaseTablePages(s.dbDir()) // best effort; Settle reports errors
-			}
-		}
-	}()
-	err := s.db.Flatten(1)
-	close(done)
-	<-released
-	return mapErr("flatten", err)
+	s.mapMu.Lock()
+	defer s.mapMu.Unlock()
+	return mapErr("flatten", s.db.Flatten(1))
+}
+
+// releaseEvery is how much a long read takes in before it releases the
+// table pages it touched; a variable so that tests can lower it.
+var releaseEvery = 4 << 20
+
+// releasePages drops from this process the table pages it has touched (see
+// releaseTablePages), best effort, and returns how many mappings it found.
+// Tables are unmapped only when closed, which only flatten, rebuild and
+// Close do, holding mapMu; no Badger compactor runs in the background.
+func (s *Store) releasePages() int {
+	s.mapMu.RLock()
+	defer s.mapMu.RUnlock()
+	n, _ := releaseTablePages(s.dbDir())
+	return n
 }
 
 // syncNow makes what was committed durable without closing: the resident

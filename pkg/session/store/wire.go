@@ -333,7 +333,8 @@ func (r *wireReq) appendWire(b []byte) []byte {
 	b = appendBytes(b, r.Data)
 	b = appendBool(b, r.DryRun)
 	b = appendBool(b, r.Defer)
-	return appendQuery(b, &r.Query)
+	b = appendQuery(b, &r.Query)
+	return appendBool(b, r.Packed)
 }
 
 func (r *wireReq) readWire(d *wireDecoder) {
@@ -350,6 +351,7 @@ func (r *wireReq) readWire(d *wireDecoder) {
 	r.DryRun = d.bool()
 	r.Defer = d.bool()
 	readQuery(d, &r.Query)
+	r.Packed = d.bool()
 }
 
 func appendQuery(b []byte, q *ListQuery) []byte {
