@@ -609,6 +609,10 @@ func (s *Store) flatten() error {
 	return mapErr("flatten", s.db.Flatten(1))
 }
 
+// listReleaseEvery is how many sessions List reads between releases of the
+// table pages it touched.
+const listReleaseEvery = 128
+
 // releaseEvery is how much a long read takes in before it releases the
 // table pages it touched; a variable so that tests can lower it.
 var releaseEvery = 4 << 20
