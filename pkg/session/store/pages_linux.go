@@ -18,10 +18,11 @@ import (
 // the page-table entries: the data stays in the page cache (dirty pages are
 // written back as usual) and a later access faults it in again.
 //
-// The caller must make sure no table is unmapped meanwhile (Store.mapMu):
-// the address range of a table closed between reading the maps and the
-// madvise could already hold other memory, which would be zeroed.
-func releaseTablePages(dbDir string) (int, error) {
+// Only the tables in pinned are touched, and the caller must keep them
+// open meanwhile: the address range of a table closed between reading the
+// maps and the madvise could already hold other memory, which would be
+// zeroed.
+func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 	// The maps name files by their real path; the resident process reaches
 	// its store through /proc/self/fd.
 	if real, err := filepath.EvalSymlinks(dbDir); err == nil {
@@ -38,7 +39,16 @@ func releaseTablePages(dbDir string) (int, error) {
 	for sc.Scan() {
 		// start-end perms offset dev inode path
 		fields := bytes.Fields(sc.Bytes())
-		if len(fields) != 6 || !bytes.HasPrefix(fields[5], prefix) || !bytes.HasSuffix(fields[5], []byte(".sst")) {
+		// A deleted file's line ends in " (deleted)": seven fields.
+		if len(fields) != 6 || !bytes.HasPrefix(fields[5], prefix) {
+			continue
+		}
+		name, ok := bytes.CutSuffix(fields[5][len(prefix):], []byte(".sst"))
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseUint(string(name), 10, 64)
+		if err != nil || !pinned[id] {
 			continue
 		}
 		start, end, ok := bytes.Cut(fields[0], []byte("-"))

@@ -160,7 +160,7 @@ type Store struct {
 	moved   atomic.Int64 // bytes read and written since the last settle (bulk)
 	settled int          // times Settle did its work (tests)
 	// mapMu is held shared while table pages are released and exclusively
-	// while tables may close (see releasePages).
+	// while the database closes.
 	mapMu sync.RWMutex
 }
 
@@ -600,13 +600,33 @@ func (s *Store) Settle() error {
 
 // flatten merges level 0 into the store's one level (badger.md §2.4). No
 // writer runs Badger's background compactors, so a store written by wc
-// alone has a single level and this rewrites only the tables level 0
-// overlaps; a store spread over several levels by an older wc is merged
-// whole, once.
+// alone has a single level and this rewrites the tables level 0 overlaps:
+// few, unless a level-0 table spans the store (an import of many sessions,
+// a resident process's memtable). A bulk handle releases table pages while
+// it runs, or such a merge maps all it writes.
 func (s *Store) flatten() error {
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	return mapErr("flatten", s.db.Flatten(1))
+	if !s.bulk {
+		return mapErr("flatten", s.db.Flatten(1))
+	}
+	done := make(chan struct{})
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				s.releasePages()
+			}
+		}
+	}()
+	err := s.db.Flatten(1)
+	close(done)
+	<-released
+	return mapErr("flatten", err)
 }
 
 // listReleaseEvery is how many sessions List reads between releases of the
@@ -619,12 +639,33 @@ var releaseEvery = 4 << 20
 
 // releasePages drops from this process the table pages it has touched (see
 // releaseTablePages), best effort, and returns how many mappings it found.
-// Tables are unmapped only when closed, which only flatten, rebuild and
-// Close do, holding mapMu; no Badger compactor runs in the background.
+// Only tables pinned by an iterator for the while are touched: a table
+// closed meanwhile (a compaction's input) would be unmapped, and its range
+// could hold other memory by the time of the madvise.
 func (s *Store) releasePages() int {
-	s.mapMu.RLock()
+	s.mapMu.RLock() // s.db stays open
 	defer s.mapMu.RUnlock()
-	n, _ := releaseTablePages(s.dbDir())
+	if s.db == nil {
+		return 0
+	}
+	before := s.db.Tables()
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{}) // holds a reference to every table
+	defer it.Close()
+	live := make(map[uint64]bool, len(before))
+	for _, t := range before {
+		live[t.ID] = true
+	}
+	pinned := make(map[uint64]bool, len(before))
+	for _, t := range s.db.Tables() {
+		// Live before and after the iterator was made: live when it was,
+		// so it holds the table open.
+		if live[t.ID] {
+			pinned[t.ID] = true
+		}
+	}
+	n, _ := releaseTablePages(s.dbDir(), pinned)
 	return n
 }
 
