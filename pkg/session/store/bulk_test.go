@@ -30,6 +30,20 @@ func noisyChain(rng *rand.Rand, n, size int) []session.Node {
 	return nodes
 }
 
+// createNoisy writes n sessions of the given number of 32 KB nodes
+// (incompressible) in one writer and returns their ids.
+func createNoisy(t *testing.T, dir string, rng *rand.Rand, n, nodes int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	sessions := map[string][]session.Node{}
+	for i := range ids {
+		ids[i] = testID(uint32(i), i)
+		sessions[ids[i]] = noisyChain(rng, nodes, 32<<10)
+	}
+	create(t, dir, sessions)
+	return ids
+}
+
 // A store of a few hundred full tables is large, not fragmented: rebuilding
 // it would leave as many tables again, and every writer would pay for a
 // full copy at close (a 600 MB store did, with 2 GB of RSS).
@@ -38,11 +52,7 @@ func TestGrowthNoRebuildOfFullTables(t *testing.T) {
 	defer func() { RebuildThreshold = old }()
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
-	sessions := map[string][]session.Node{}
-	for i := range 6 {
-		sessions[testID(uint32(i), i)] = noisyChain(rng, 128, 32<<10) // 4 MB each
-	}
-	create(t, dir, sessions)
+	createNoisy(t, dir, rng, 6, 128) // 4 MB each
 	r := open(t, dir, Read)
 	total, _ := r.Tables()
 	estimate := r.rebuiltTables()
@@ -76,13 +86,7 @@ func TestGrowthNoRebuildOfFullTables(t *testing.T) {
 func TestBulkSettle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	dir := t.TempDir()
-	ids := make([]string, 40)
-	sessions := map[string][]session.Node{}
-	for i := range ids {
-		ids[i] = testID(uint32(i), i)
-		sessions[ids[i]] = noisyChain(rng, 64, 32<<10) // 2 MB each
-	}
-	create(t, dir, sessions)
+	ids := createNoisy(t, dir, rng, 40, 64) // 2 MB each
 
 	s, err := Open(Options{Dir: dir, LockTimeout: time.Second, Bulk: true}, Write)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/wctoolkit/wc/pkg/session"
 )
 
 // rssFileKB reads how much of this process's resident set is file pages.
@@ -38,13 +36,7 @@ func rssFileKB(t *testing.T) int {
 func TestReleaseTablePages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
-	ids := make([]string, 16)
-	sessions := map[string][]session.Node{}
-	for i := range ids {
-		ids[i] = testID(uint32(i), i)
-		sessions[ids[i]] = noisyChain(rng, 64, 32<<10) // 2 MB each
-	}
-	create(t, dir, sessions)
+	ids := createNoisy(t, dir, rng, 16, 64) // 2 MB each
 
 	s := open(t, dir, Read)
 	defer mustClose(t, s)

@@ -487,7 +487,9 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 				return corrupt(key, "node %d vanished", seq)
 			}
 			err := it.Item().Value(func(v []byte) error {
-				s.moved.Add(int64(len(v)))
+				if s.bulk {
+					s.moved.Add(int64(len(v)))
+				}
 				if linear {
 					// The depth said so; the parents must agree.
 					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {

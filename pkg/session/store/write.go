@@ -47,6 +47,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: head %d is not below next_seq %d", id, meta.Head, meta.NextSeq)
 	}
 	vals := make([][]byte, len(nodes))
+	size := 0
 	for i := range nodes {
 		n := &nodes[i]
 		if n.Seq == 0 || n.Seq >= meta.NextSeq {
@@ -56,9 +57,10 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		if len(vals[i]) > maxValueSize {
 			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
 		}
+		size += len(vals[i])
 	}
-	for _, v := range vals {
-		s.moved.Add(int64(len(v)))
+	if s.bulk {
+		s.moved.Add(int64(size))
 	}
 	metaVal := session.EncodeMeta(meta)
 	if len(metaVal) > maxValueSize {
