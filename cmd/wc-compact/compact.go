@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -62,6 +63,12 @@ func compact(c *tool.Ctx) error {
 	}
 	if err != nil {
 		return err
+	}
+	if bulk && mode == store.Write {
+		// In store order each merge of the batch's writes rewrites only
+		// their neighbourhood; in the order of a listing (newest first,
+		// random ids) it would rewrite most of the store.
+		slices.Sort(ids)
 	}
 	progress := c.Progress("compacting", len(ids))
 	failed := 0

@@ -43,7 +43,7 @@ To have a model write the summary, print what will be replaced, summarise it, an
 
 Model summaries are cleaned the way whycodes does (<analysis> dropped, <summary> unwrapped). --print-transcript --full prints the whole transcript, for --full-replace.
 
-A batch (--all, or more than one session) opens the store once, in this process (a resident store process is asked to make way), shows progress on a terminal, and holds one session in memory at a time: its memory is bounded by the largest session, not by the store (a Go heap limit of 160 MiB applies unless GOMEMLIMIT is set). Store maintenance that a batch's writes call for is done before it exits, not left to the next command. A session that fails gets "error" on its line and the rest go on; the exit status is then 1.`,
+A batch (--all, or more than one session) opens the store once, in this process (a resident store process is asked to make way), shows progress on a terminal, and holds one session in memory at a time: its memory is bounded by the largest session, not by the store (a Go heap limit of 128 MiB applies unless GOMEMLIMIT is set). It compacts in store order, by id, whatever order the sessions were given in, so that its writes stay together in the store (in any other order each merge of its writes would rewrite most of the store); each line names its session. Store maintenance that a batch's writes call for is done before it exits, not left to the next command. A session that fails gets "error" on its line and the rest go on; the exit status is then 1.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "compact every session in the store"},

@@ -101,8 +101,10 @@ func (c *Ctx) open(mode store.Mode, batch bool) (store.Handle, error) {
 
 // bulkMemoryLimit is the Go heap's soft limit in batch work: Badger's
 // builders and each session's decoded copies are garbage soon after use,
-// and without a limit the heap doubles between collections.
-const bulkMemoryLimit = 160 << 20
+// and without a limit the heap doubles between collections. A batch keeps
+// about 80 MB live (Badger's pooled table builders, its caches, two
+// sessions), so the collector is not kept running.
+const bulkMemoryLimit = 128 << 20
 
 // limitMemory sets the soft limit unless GOMEMLIMIT already chose one.
 func limitMemory() {

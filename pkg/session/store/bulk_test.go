@@ -109,8 +109,8 @@ func TestBulkSettle(t *testing.T) {
 		}
 	}
 	// 40 sessions × 2 MB read: the handle must have settled at least once
-	// per settleBytes.
-	if want := 40 * (2 << 20) / settleBytes; s.settled < want {
+	// per settleReleaseBytes.
+	if want := 40 * (2 << 20) / settleReleaseBytes; s.settled < want {
 		t.Errorf("settled %d times over 80 MB read, want at least %d", s.settled, want)
 	}
 	mustClose(t, s)

@@ -28,16 +28,16 @@ func (s *Store) maintain() error {
 }
 
 // rebuiltTables estimates the tables a rebuild would leave: the store's
-// bytes in tables of BaseTableSize. A store of a few hundred full tables
-// is simply large (its open cost grows with its size, not with the number
-// of commands run), and rebuilding it would only give as many tables again,
-// at every writer's close.
+// bytes in tables of bulkTableSize, the smaller size a writer leaves. A
+// store of a few hundred full tables is simply large (its open cost grows
+// with its size, not with the number of commands run), and rebuilding it
+// would only give as many tables again, at every writer's close.
 func (s *Store) rebuiltTables() int {
 	var size int64
 	for _, l := range s.db.Levels() {
 		size += l.Size
 	}
-	return int(size/s.db.Opts().BaseTableSize) + 1
+	return int(size/bulkTableSize) + 1
 }
 
 // residentFlattenL0 is the level-0 table count at which the resident store

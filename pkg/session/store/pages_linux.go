@@ -14,14 +14,20 @@ import (
 // maps every table it opens with MAP_SHARED and never unmaps a page it has
 // read or written until the table closes, so a batch that reads the whole
 // store, or an export of a large session, would end holding all it read in
-// its resident set. For a shared file mapping MADV_DONTNEED only removes
-// the page-table entries: the data stays in the page cache (dirty pages are
-// written back as usual) and a later access faults it in again.
+// its resident set.
 //
-// Only the tables in pinned are touched, and the caller must keep them
-// open meanwhile: the address range of a table closed between reading the
-// maps and the madvise could already hold other memory, which would be
-// zeroed.
+// For the tables in pinned, which the caller keeps open meanwhile, it uses
+// MADV_DONTNEED: on a shared file mapping that only removes the page-table
+// entries, the data stays in the page cache and a later access faults it
+// in again. Any other table mapping (a merge's output, not live until the
+// merge ends) could be unmapped between reading the maps and the madvise,
+// and its range reused by other memory, which MADV_DONTNEED would zero. For
+// those it uses MADV_PAGEOUT, which reclaims but never discards: a clean
+// file page leaves the page cache, an anonymous page goes to swap or stays.
+// Kernels before 5.4 refuse it, and those mappings are left as they are.
+// madvPageout is MADV_PAGEOUT (Linux 5.4), which package syscall lacks.
+const madvPageout = 21
+
 func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 	// The maps name files by their real path; the resident process reaches
 	// its store through /proc/self/fd.
@@ -48,7 +54,7 @@ func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 			continue
 		}
 		id, err := strconv.ParseUint(string(name), 10, 64)
-		if err != nil || !pinned[id] {
+		if err != nil {
 			continue
 		}
 		start, end, ok := bytes.Cut(fields[0], []byte("-"))
@@ -60,10 +66,24 @@ func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 		if err1 != nil || err2 != nil || hi <= lo {
 			continue
 		}
-		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), syscall.MADV_DONTNEED); errno != 0 {
-			return released, errno
+		if !pinned[id] {
+			// Best effort: the range may be gone already (ENOMEM).
+			if madvise(uintptr(lo), uintptr(hi-lo), madvPageout) == nil {
+				released++
+			}
+			continue
+		}
+		if err := madvise(uintptr(lo), uintptr(hi-lo), syscall.MADV_DONTNEED); err != nil {
+			return released, err
 		}
 		released++
 	}
 	return released, sc.Err()
+}
+
+func madvise(addr, length uintptr, advice int) error {
+	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, addr, length, uintptr(advice)); errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -108,16 +108,33 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		WithExternalMagic(externalMagic)
 }
 
-// bulkOptions suit a batch over the whole store: tables of BaseTableSize at
-// every level (deeper levels' tables otherwise grow by TableSizeMultiplier,
-// and a compaction buffers each table it builds twice over: 625 MB of
-// builders were measured in a batch over a 600 MB store), and table indexes
-// through a bounded cache rather than all in memory, whose size would
-// follow the store's.
+// bulkOptions suit a batch over the whole store. Its merges keep up to 13
+// table builders in memory at once and Badger pools 8 more for reuse, each
+// buffering about twice the table it builds, so the tables are small
+// (bulkTableSize, at every level: deeper levels' tables would otherwise
+// grow by TableSizeMultiplier), and so are the builders' wasted copies
+// (bulkBlockSize, see below). Table indexes go through a bounded cache
+// rather than all in memory, whose size would follow the store's.
 func bulkOptions(opt badger.Options) badger.Options {
 	opt.TableSizeMultiplier = 1
+	opt.BaseTableSize = bulkTableSize
+	opt.BlockSize = bulkBlockSize
+	opt.MemTableSize = bulkMemTableSize
 	return opt.WithIndexCacheSize(16 << 20)
 }
+
+const (
+	bulkTableSize = 1 << 20
+	// A memtable flush's builder is about twice the memtable, and stays
+	// in Badger's pool of 8 once done.
+	bulkMemTableSize = 2 << 20
+	// A builder grows a block by doubling and keeps every smaller copy
+	// until the table is done: with Badger's 4 KB blocks a table of
+	// messages of up to 32 KB took 28 MB of builder, and a batch's Go heap
+	// stayed above its limit, collecting without pause. Most messages fit
+	// in 16 KB.
+	bulkBlockSize = 16 << 10
+)
 
 // warnLogger passes on Badger's warnings and errors only; its INFO lines
 // (about 14 per run) would drown a CLI's stderr.
@@ -156,9 +173,10 @@ type Store struct {
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
 
-	bulk    bool
-	moved   atomic.Int64 // bytes read and written since the last settle (bulk)
-	settled int          // times Settle did its work (tests)
+	bulk       bool
+	moved      atomic.Int64 // bytes read and written since the last settle (bulk)
+	settled    int          // times Settle did its work (tests)
+	sinceMerge int          // Settle's releases since it last merged level 0
 	// mapMu is held shared while table pages are released and exclusively
 	// while the database closes.
 	mapMu sync.RWMutex
@@ -572,26 +590,34 @@ func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	return s.db.View(fn)
 }
 
-// settleBytes is how much a bulk handle reads and writes between the times
-// Settle merges level 0 and releases its table pages.
-const settleBytes = 64 << 20
+// A bulk handle releases the table pages it mapped each time it has read
+// and written settleReleaseBytes, and merges level 0 each settleMergeBytes:
+// the tables its writes create are mapped as they are written.
+const (
+	settleReleaseBytes = 16 << 20
+	settleMergeBytes   = 64 << 20
+)
 
-// Settle is called by a batch between its items. Once a bulk handle has
-// moved settleBytes since the last time, it merges level 0 into the store's
-// level and releases the table pages it mapped, so that memory stays
-// bounded by the largest item rather than by the store.
+// Settle is called by a batch between its items. It keeps memory bounded
+// by the largest item rather than by the store: once a bulk handle has
+// moved settleReleaseBytes since the last time, it releases the table
+// pages it mapped, and once it has moved settleMergeBytes it first merges
+// level 0 into the store's level.
 func (s *Store) Settle() error {
 	if s.closed {
 		return errClosed
 	}
-	if !s.bulk || s.db == nil || s.moved.Load() < settleBytes {
+	if !s.bulk || s.db == nil || s.moved.Load() < settleReleaseBytes {
 		return nil
 	}
 	s.moved.Store(0)
 	s.settled++
-	if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 {
-		if err := s.flatten(); err != nil {
-			return err
+	if s.sinceMerge++; s.sinceMerge >= settleMergeBytes/settleReleaseBytes {
+		s.sinceMerge = 0
+		if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 {
+			if err := s.flatten(); err != nil {
+				return err
+			}
 		}
 	}
 	s.releasePages()
@@ -612,7 +638,7 @@ func (s *Store) flatten() error {
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		tick := time.NewTicker(250 * time.Millisecond)
+		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
