@@ -66,7 +66,12 @@ const (
 	// process gets few hits, so keep it small. A reader gets fewer still:
 	// an export reads each block once, and a cache it cannot use is heap
 	// (and peak RSS) all the same.
-	blockCacheSize       = 8 << 20
+	blockCacheSize = 8 << 20
+	// A table builder grows a block by doubling and keeps every smaller
+	// copy until the table is done: with Badger's 4 KB blocks a 2 MB table
+	// of messages of up to 32 KB took 28 MB of builder, and a merge holds
+	// up to 13 builders. Most messages fit in 16 KB.
+	blockSize            = 16 << 10
 	readerBlockCacheSize = 1 << 20
 	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
@@ -103,6 +108,7 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		WithNumCompactors(0).
 		WithNumLevelZeroTablesStall(1 << 20).
 		WithBlockCacheSize(cache).
+		WithBlockSize(blockSize).
 		WithMetricsEnabled(false).
 		WithCompactL0OnClose(false).
 		WithExternalMagic(externalMagic)
@@ -112,13 +118,11 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 // table builders in memory at once and Badger pools 8 more for reuse, each
 // buffering about twice the table it builds, so the tables are small
 // (bulkTableSize, at every level: deeper levels' tables would otherwise
-// grow by TableSizeMultiplier), and so are the builders' wasted copies
-// (bulkBlockSize, see below). Table indexes go through a bounded cache
+// grow by TableSizeMultiplier). Table indexes go through a bounded cache
 // rather than all in memory, whose size would follow the store's.
 func bulkOptions(opt badger.Options) badger.Options {
 	opt.TableSizeMultiplier = 1
 	opt.BaseTableSize = bulkTableSize
-	opt.BlockSize = bulkBlockSize
 	opt.MemTableSize = bulkMemTableSize
 	return opt.WithIndexCacheSize(16 << 20)
 }
@@ -128,12 +132,6 @@ const (
 	// A memtable flush's builder is about twice the memtable, and stays
 	// in Badger's pool of 8 once done.
 	bulkMemTableSize = 2 << 20
-	// A builder grows a block by doubling and keeps every smaller copy
-	// until the table is done: with Badger's 4 KB blocks a table of
-	// messages of up to 32 KB took 28 MB of builder, and a batch's Go heap
-	// stayed above its limit, collecting without pause. Most messages fit
-	// in 16 KB.
-	bulkBlockSize = 16 << 10
 )
 
 // warnLogger passes on Badger's warnings and errors only; its INFO lines
@@ -628,12 +626,9 @@ func (s *Store) Settle() error {
 // writer runs Badger's background compactors, so a store written by wc
 // alone has a single level and this rewrites the tables level 0 overlaps:
 // few, unless a level-0 table spans the store (an import of many sessions,
-// a resident process's memtable). A bulk handle releases table pages while
-// it runs, or such a merge maps all it writes.
+// a resident process's memtable). Table pages are released while it runs,
+// or such a merge would map all it reads and writes.
 func (s *Store) flatten() error {
-	if !s.bulk {
-		return mapErr("flatten", s.db.Flatten(1))
-	}
 	done := make(chan struct{})
 	released := make(chan struct{})
 	go func() {
