@@ -16,7 +16,7 @@ import (
 // store, or an export of a large session, would end holding all it read in
 // its resident set.
 //
-// For the tables in pinned, which the caller keeps open meanwhile, it uses
+// For the tables pinned says the caller keeps open meanwhile, it uses
 // MADV_DONTNEED: on a shared file mapping that only removes the page-table
 // entries, the data stays in the page cache and a later access faults it
 // in again. Any other table mapping (a merge's output, not live until the
@@ -28,7 +28,7 @@ import (
 // madvPageout is MADV_PAGEOUT (Linux 5.4), which package syscall lacks.
 const madvPageout = 21
 
-func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
+func releaseTablePages(dbDir string, pinned func(id uint64) bool) (int, error) {
 	// The maps name files by their real path; the resident process reaches
 	// its store through /proc/self/fd.
 	if real, err := filepath.EvalSymlinks(dbDir); err == nil {
@@ -57,6 +57,7 @@ func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 		if err != nil {
 			continue
 		}
+		safe := pinned(id)
 		start, end, ok := bytes.Cut(fields[0], []byte("-"))
 		if !ok {
 			continue
@@ -66,7 +67,7 @@ func releaseTablePages(dbDir string, pinned map[uint64]bool) (int, error) {
 		if err1 != nil || err2 != nil || hi <= lo {
 			continue
 		}
-		if !pinned[id] {
+		if !safe {
 			// Best effort: the range may be gone already (ENOMEM).
 			if madvise(uintptr(lo), uintptr(hi-lo), madvPageout) == nil {
 				released++
