@@ -3,7 +3,6 @@ package session
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Caps on tool output, in Unicode scalar values.
@@ -27,7 +26,7 @@ func CapToolText(text string, max int) (string, bool) {
 	if len(head) <= max {
 		return text, false
 	}
-	n := utf8.RuneCountInString(head)
+	n := runeCount(head)
 	if n <= max {
 		return text, false
 	}
