@@ -63,8 +63,8 @@ func PathTokens(system string, msgs []Message) uint64 {
 // a cap pass never grows a path (whycodes makes it, and counts it only when
 // the byte length changed).
 func capBody(s *string, max int) int {
-	out, cut := CapToolText(*s, max)
-	if !cut || runeCount(out) >= runeCount(*s) {
+	out, cut, shorter := capToolText(*s, max)
+	if !cut || !shorter {
 		return 0
 	}
 	*s = out
