@@ -387,7 +387,7 @@ func transcriptToPrint(m *session.Meta, msgs []session.Message, p *plan) string 
 // sharedPrefix counts the leading messages that stayed byte for byte.
 func sharedPrefix(a, b []session.Message) int {
 	n := 0
-	for n < len(a) && n < len(b) && bytes.Equal(a[n].AppendJSON(nil), b[n].AppendJSON(nil)) {
+	for n < len(a) && n < len(b) && a[n].SameJSON(&b[n]) {
 		n++
 	}
 	return n
