@@ -70,7 +70,7 @@ func TestRuneCount(t *testing.T) {
 	pieces := []string{"a", "abcdefgh", "é", "中", "𝄞", "\x80", "\xc3", "\xe4\xb8", "\xff", "\n"}
 	for range 20000 {
 		var b strings.Builder
-		for range rng.IntN(12) {
+		for range rng.IntN(40) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		s := b.String()

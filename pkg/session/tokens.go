@@ -1,6 +1,7 @@
 package session
 
 import (
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -16,29 +17,37 @@ func EstimateTokens(s string) uint64 {
 }
 
 // runeCount is utf8.RuneCountInString (an invalid byte counts as one),
-// taking runs of ASCII eight bytes at a time: estimates and caps count
-// every character of every message, and transcripts are mostly ASCII.
+// taking ASCII eight bytes at a time: estimates and caps count every
+// character of every message, and transcripts are mostly ASCII.
 func runeCount(s string) int {
 	n := 0
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if w&0x8080808080808080 != 0 {
-				break
-			}
+	i := 0
+	for i+8 <= len(s) {
+		w := s[i : i+8] // one load: the length is known
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		high := x & 0x8080808080808080
+		if high == 0 {
 			i += 8
 			n += 8
+			continue
 		}
-		if i >= len(s) {
-			break
+		// The bytes before the first non-ASCII one are ASCII; then runes
+		// one at a time while they are not.
+		k := bits.TrailingZeros64(high) / 8
+		i += k
+		n += k
+		rest := s[i:]
+		i = len(s)
+		for j, r := range rest {
+			if r < utf8.RuneSelf {
+				i = len(s) - len(rest) + j
+				break
+			}
+			n++
 		}
-		if s[i] < utf8.RuneSelf {
-			i++
-		} else {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-		}
+	}
+	for range s[i:] {
 		n++
 	}
 	return n
