@@ -230,9 +230,7 @@ func transcriptBody(m *Message) string {
 // SummarizeTrimmed is the local summary of a dropped prefix: counts by role,
 // the user's goals, the files touched and the tools used.
 func SummarizeTrimmed(prefix []Message) string {
-	var t trimmedSummary
-	t.add(prefix)
-	return t.text(len(prefix))
+	return summarizeTrimmed(prefix).text(len(prefix))
 }
 
 // trimmedSummary gathers SummarizeTrimmed's lists over a path once, so
@@ -261,13 +259,12 @@ func addUnique(list *[]summaryEntry, v string, max, at int) {
 	*list = append(*list, summaryEntry{v, at})
 }
 
-// add scans msgs, which continue the messages added before.
-func (t *trimmedSummary) add(msgs []Message) {
-	base := len(t.msgs)
-	t.msgs = append(t.msgs, msgs...)
-	for i := range msgs {
-		m := &msgs[i]
-		at := base + i
+// summarizeTrimmed scans msgs, which must not change while the summary
+// is in use.
+func summarizeTrimmed(msgs []Message) *trimmedSummary {
+	t := &trimmedSummary{msgs: msgs}
+	for at := range msgs {
+		m := &msgs[at]
 		switch m.Role {
 		case RoleUser:
 			if len(t.goals) >= summaryGoalsMax || !m.IsUserTurn() {
@@ -289,9 +286,10 @@ func (t *trimmedSummary) add(msgs []Message) {
 			}
 		}
 	}
+	return t
 }
 
-// text is SummarizeTrimmed of the first n messages added.
+// text is SummarizeTrimmed of the first n messages.
 func (t *trimmedSummary) text(n int) string {
 	prefix := t.msgs[:n]
 	var counts [4]int // user, assistant, tool, system
@@ -657,8 +655,7 @@ func compactCut(system string, msgs []Message, maxTokens uint64) cut {
 	// summary of the longest prefix bounds every candidate's. Reserving it
 	// (whycodes reserved a fixed 256 tokens, which long paths can exceed)
 	// keeps a cut within budget, so compacting again changes nothing.
-	var trimmed trimmedSummary
-	trimmed.add(msgs[:limit])
+	trimmed := summarizeTrimmed(msgs[:limit])
 	slack := uint64(SummaryTokenSlack)
 	if limit > 0 {
 		slack = max(slack, EstimateTokens(trimmed.text(limit)))
