@@ -297,14 +297,18 @@ type outcomeLine struct {
 
 // apply runs the requested steps over a copy of the active path.
 func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put func(string) string) ([]session.Message, session.CompactOutcome, error) {
-	out := session.CompactOutcome{TokensBefore: session.PathTokens(m.SystemPrompt, msgs), MessagesBefore: uint64(len(msgs))}
+	out := session.CompactOutcome{MessagesBefore: uint64(len(msgs))}
 	next := prepare(msgs, p, put)
+	// A step counts the path it is given and the one it returns; those
+	// are the totals wanted unless other steps ran before or after it.
 	var step session.CompactOutcome
+	counted, countedAfter := true, true
 	switch {
 	case p.maxTokens > 0:
 		next, step = session.Compact(m.SystemPrompt, next, p.maxTokens, c.Now)
 		if p.summary != nil && step.DroppedMessages() {
 			next = session.PrependSummary(next, *p.summary, c.Now)
+			countedAfter = false
 		}
 	case p.fullReplace:
 		summary := ""
@@ -315,15 +319,31 @@ func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put fu
 	case p.native != nil:
 		var err error
 		if next, step, err = session.NativeCompaction(m.SystemPrompt, next, *p.native, c.Now); err != nil {
+			out.TokensBefore = session.PathTokens(m.SystemPrompt, msgs)
 			return nil, out, err
 		}
 	case p.summary != nil:
 		next, step = session.SummarizePrefix(m.SystemPrompt, next, *p.summary, c.Now)
+	default:
+		counted, countedAfter = false, false
+	}
+	if counted && !p.prepares() {
+		out.TokensBefore = step.TokensBefore
+	} else {
+		out.TokensBefore = session.PathTokens(m.SystemPrompt, msgs)
+	}
+	if countedAfter {
+		out.TokensAfter = step.TokensAfter
+	} else {
+		out.TokensAfter = session.PathTokens(m.SystemPrompt, next)
 	}
 	out.DroppedTranscript = cutAtRune(step.DroppedTranscript, p.maxChars)
-	out.TokensAfter, out.MessagesAfter = session.PathTokens(m.SystemPrompt, next), uint64(len(next))
+	out.MessagesAfter = uint64(len(next))
 	return next, out, nil
 }
+
+// prepares reports whether prepare changes anything.
+func (p *plan) prepares() bool { return p.truncate || p.prune || p.shake || p.spill }
 
 // prepare runs the capping and spilling steps over a copy of msgs.
 func prepare(msgs []session.Message, p *plan, put func(string) string) []session.Message {
@@ -374,7 +394,7 @@ func transcriptToPrint(m *session.Meta, msgs []session.Message, p *plan) string 
 // sharedPrefix counts the leading messages that stayed byte for byte.
 func sharedPrefix(a, b []session.Message) int {
 	n := 0
-	for n < len(a) && n < len(b) && bytes.Equal(a[n].AppendJSON(nil), b[n].AppendJSON(nil)) {
+	for n < len(a) && n < len(b) && a[n].SameJSON(&b[n]) {
 		n++
 	}
 	return n

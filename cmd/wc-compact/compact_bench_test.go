@@ -68,5 +68,16 @@ func BenchmarkCompactSession(b *testing.B) {
 				sharedPrefix(msgs, next)
 			}
 		})
+		// A session under budget comes back whole: every message is compared.
+		same := append([]session.Message(nil), msgs...)
+		b.Run(fmt.Sprintf("sharedPrefix-unchanged/messages=%d", n), func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				if sharedPrefix(msgs, same) != n {
+					b.Fatal("not the same")
+				}
+			}
+		})
 	}
 }

@@ -54,6 +54,9 @@ func BenchmarkEstimateTokens(b *testing.B) {
 		{"ascii-4KiB", strings.Repeat("abcd", 1024)},
 		{"utf8-4KiB", strings.Repeat("é", 2048)},
 		{"late-non-ascii-4KiB", strings.Repeat("a", 4094) + "é"},
+		// Tool output as Claude Code's Read returns it, and prose with accents.
+		{"numbered-lines-4KiB", strings.Repeat("    12→\tif err != nil {\n", 160)[:4096]},
+		{"prose-accents-4KiB", strings.Repeat("Naïve cache extract after the café update. ", 100)[:4096]},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.s)))

@@ -215,3 +215,29 @@ func BenchmarkShare(b *testing.B) {
 		}
 	})
 }
+
+// The local summary of a compacted prefix scans the text of assistant and
+// tool messages for paths until its list is full: early when paths are
+// mentioned ("paths"), never when none is, so that every message is
+// scanned ("no-paths").
+func BenchmarkSummarizeTrimmed(b *testing.B) {
+	for _, tc := range []struct{ name, line string }{
+		{"paths", "     1→see internal/auth/login_%d.go and cmd/api/main.go for the handler\n"},
+		{"no-paths", "     1→func TestLogin%d(t *testing.T) { if err := login(ctx); err != nil { t.Fatal(err) } }\n"},
+	} {
+		var msgs []session.Message
+		for i := 0; len(msgs) < 1000; i++ {
+			out := strings.Repeat(fmt.Sprintf(tc.line, i), 40)
+			msgs = append(msgs,
+				text(session.RoleUser, fmt.Sprintf("turn %d: please run the login tests again", i)),
+				text(session.RoleAssistant, "Running them: "+out[:200]),
+				session.Message{Role: session.RoleTool, Content: session.TextContent(out), ToolCallID: "t", Name: "bash"})
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(jsonSize(msgs))
+			for b.Loop() {
+				session.SummarizeTrimmed(msgs)
+			}
+		})
+	}
+}

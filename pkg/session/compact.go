@@ -63,8 +63,8 @@ func PathTokens(system string, msgs []Message) uint64 {
 // a cap pass never grows a path (whycodes makes it, and counts it only when
 // the byte length changed).
 func capBody(s *string, max int) int {
-	out, cut := CapToolText(*s, max)
-	if !cut || utf8.RuneCountInString(out) >= utf8.RuneCountInString(*s) {
+	out, cut, shorter := capToolText(*s, max)
+	if !cut || !shorter {
 		return 0
 	}
 	*s = out
@@ -230,57 +230,110 @@ func transcriptBody(m *Message) string {
 // SummarizeTrimmed is the local summary of a dropped prefix: counts by role,
 // the user's goals, the files touched and the tools used.
 func SummarizeTrimmed(prefix []Message) string {
-	counts := map[Role]int{}
-	var goals, files, tools []string
-	addUnique := func(list *[]string, v string, max int) {
-		if len(*list) >= max {
+	return summarizeTrimmed(prefix).text(len(prefix))
+}
+
+// trimmedSummary gathers SummarizeTrimmed's lists over a path once, so
+// that the summary of any prefix of it can be written without a second
+// scan: each entry remembers the message that added it, and the lists only
+// grow. Once a list is full, the messages after it are not scanned for it.
+type trimmedSummary struct {
+	msgs                []Message
+	goals, files, tools []summaryEntry
+}
+
+type summaryEntry struct {
+	v  string
+	at int // the position of the message that added it
+}
+
+func addUnique(list *[]summaryEntry, v string, max, at int) {
+	if len(*list) >= max {
+		return
+	}
+	for _, x := range *list {
+		if x.v == v {
 			return
 		}
-		for _, x := range *list {
-			if x == v {
-				return
-			}
-		}
-		*list = append(*list, v)
 	}
-	for i := range prefix {
-		m := &prefix[i]
-		counts[m.Role]++
+	*list = append(*list, summaryEntry{v, at})
+}
+
+// summarizeTrimmed scans msgs, which must not change while the summary
+// is in use.
+func summarizeTrimmed(msgs []Message) *trimmedSummary {
+	t := &trimmedSummary{msgs: msgs}
+	for at := range msgs {
+		m := &msgs[at]
 		switch m.Role {
 		case RoleUser:
-			if !m.IsUserTurn() {
+			if len(t.goals) >= summaryGoalsMax || !m.IsUserTurn() {
 				break
 			}
 			if text, ok := turnText(m); ok {
 				if goal := goalLine(text); goal != "" {
-					addUnique(&goals, goal, summaryGoalsMax)
+					addUnique(&t.goals, goal, summaryGoalsMax, at)
 				}
 			}
 		case RoleAssistant, RoleTool:
-			for _, p := range mentionedPaths(m) {
-				addUnique(&files, p, summaryListMax)
+			if len(t.files) < summaryListMax {
+				for _, p := range mentionedPaths(m) {
+					addUnique(&t.files, p, summaryListMax, at)
+				}
 			}
 			if m.Role == RoleTool && m.Name != "" {
-				addUnique(&tools, m.Name, summaryListMax)
+				addUnique(&t.tools, m.Name, summaryListMax, at)
 			}
 		}
 	}
+	return t
+}
+
+// text is SummarizeTrimmed of the first n messages.
+func (t *trimmedSummary) text(n int) string {
+	prefix := t.msgs[:n]
+	var counts [4]int // user, assistant, tool, system
+	for i := range prefix {
+		switch prefix[i].Role {
+		case RoleUser:
+			counts[0]++
+		case RoleAssistant:
+			counts[1]++
+		case RoleTool:
+			counts[2]++
+		case RoleSystem:
+			counts[3]++
+		}
+	}
+	joined := func(list []summaryEntry, sep string) string {
+		var b strings.Builder
+		for i, e := range list {
+			if e.at >= n {
+				break
+			}
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(e.v)
+		}
+		return b.String()
+	}
 	var b strings.Builder
 	b.WriteString("[" + strconv.Itoa(len(prefix)) + " earlier messages trimmed for context management (user=" +
-		strconv.Itoa(counts[RoleUser]) + ", assistant=" + strconv.Itoa(counts[RoleAssistant]) +
-		", tool=" + strconv.Itoa(counts[RoleTool]))
-	if counts[RoleSystem] > 0 {
-		b.WriteString(", other=" + strconv.Itoa(counts[RoleSystem]))
+		strconv.Itoa(counts[0]) + ", assistant=" + strconv.Itoa(counts[1]) +
+		", tool=" + strconv.Itoa(counts[2]))
+	if counts[3] > 0 {
+		b.WriteString(", other=" + strconv.Itoa(counts[3]))
 	}
 	b.WriteString(")]")
-	if len(goals) > 0 {
-		b.WriteString("\nGoals: " + strings.Join(goals, " | "))
+	if goals := joined(t.goals, " | "); goals != "" {
+		b.WriteString("\nGoals: " + goals)
 	}
-	if len(files) > 0 {
-		b.WriteString("\nFiles: " + strings.Join(files, ", "))
+	if files := joined(t.files, ", "); files != "" {
+		b.WriteString("\nFiles: " + files)
 	}
-	if len(tools) > 0 {
-		b.WriteString("\nTools used: " + strings.Join(tools, ", "))
+	if tools := joined(t.tools, ", "); tools != "" {
+		b.WriteString("\nTools used: " + tools)
 	}
 	return b.String()
 }
@@ -329,7 +382,7 @@ func mentionedPaths(m *Message) []string {
 			if i++; i > 200 {
 				break
 			}
-			tok = strings.Trim(tok, ",;)(\"'`[]")
+			tok = trimPathPunct(tok)
 			if looksLikePath(tok) {
 				out = append(out, tok)
 			}
@@ -360,7 +413,27 @@ func mentionedPaths(m *Message) []string {
 
 func looksLikePath(s string) bool {
 	return len(s) >= pathMinBytes && len(s) <= pathMaxBytes && !strings.Contains(s, "://") &&
-		strings.ContainsAny(s, `/\`) && strings.Contains(s, ".")
+		(strings.IndexByte(s, '/') >= 0 || strings.IndexByte(s, '\\') >= 0) && strings.IndexByte(s, '.') >= 0
+}
+
+// trimPathPunct is strings.Trim(tok, ",;)(\"'`[]") without building the
+// set at each of a body's first 200 words: the set is ASCII, which no byte
+// of a multi-byte character matches.
+func trimPathPunct(tok string) string {
+	punct := func(c byte) bool {
+		switch c {
+		case ',', ';', ')', '(', '"', '\'', '`', '[', ']':
+			return true
+		}
+		return false
+	}
+	for len(tok) > 0 && punct(tok[0]) {
+		tok = tok[1:]
+	}
+	for len(tok) > 0 && punct(tok[len(tok)-1]) {
+		tok = tok[:len(tok)-1]
+	}
+	return tok
 }
 
 // FormatCompactSummary cleans a model's summary: an opening <analysis>
@@ -511,14 +584,18 @@ func cutPoint(m *Message) bool {
 // kept user turn. Unlike whycodes it cuts only at a turn boundary, never
 // leaves two user messages in a row, and runs in O(n).
 func Compact(system string, msgs []Message, maxTokens uint64, now time.Time) ([]Message, CompactOutcome) {
-	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
-	msgs, start, summary := compactCut(system, msgs, maxTokens)
-	if start > 0 {
-		out.DroppedTranscript = MessagesTranscript(msgs[:start], DroppedTranscriptMaxChars)
-		msgs = withSummary(msgs[start:], summary, FormatTime(now))
+	c := compactCut(system, msgs, maxTokens)
+	out := CompactOutcome{TokensBefore: c.tokensBefore, MessagesBefore: uint64(len(msgs))}
+	next := c.msgs
+	out.TokensAfter = c.sys + c.suffix[0]
+	if c.start > 0 {
+		out.DroppedTranscript = MessagesTranscript(next[:c.start], DroppedTranscriptMaxChars)
+		next = withSummary(next[c.start:], c.summary, FormatTime(now))
+		// Only the first message is new: the rest is the prepared path's tail.
+		out.TokensAfter = c.sys + MessageTokens(&next[0]) + c.suffix[len(c.msgs)-len(next)+1]
 	}
-	out.MessagesAfter, out.TokensAfter = uint64(len(msgs)), PathTokens(system, msgs)
-	return msgs, out
+	out.MessagesAfter = uint64(len(next))
+	return next, out
 }
 
 // CompactCut is the first half of Compact: a copy of msgs with tool bodies
@@ -526,33 +603,62 @@ func Compact(system string, msgs []Message, maxTokens uint64, now time.Time) ([]
 // when nothing is dropped). Printing the transcript for a model and
 // applying its summary both use it, so they agree on what is replaced.
 func CompactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int) {
-	msgs, start, _ := compactCut(system, msgs, maxTokens)
-	return msgs, start
+	c := compactCut(system, msgs, maxTokens)
+	return c.msgs, c.start
 }
 
-// compactCut is CompactCut, with the summary of the dropped prefix.
-func compactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int, string) {
+// cut is what compactCut found. Each message's estimate is counted once
+// and summed from the end, so that every total Compact reports is a sum
+// of these.
+type cut struct {
+	msgs         []Message // the prepared copy
+	start        int       // the first message kept, 0 when none is dropped
+	summary      string    // of msgs[:start]
+	sys          uint64    // the system prompt's estimate
+	suffix       []uint64  // suffix[i] is the estimate of msgs[i:]
+	tokensBefore uint64    // the system prompt and the messages as given
+}
+
+// compactCut is CompactCut, with the summary of the dropped prefix and the
+// estimates.
+func compactCut(system string, msgs []Message, maxTokens uint64) cut {
+	c := cut{sys: EstimateTokens(system), suffix: make([]uint64, len(msgs)+1)}
+	tokens := make([]uint64, len(msgs))
+	c.tokensBefore = c.sys
+	for i := range msgs {
+		tokens[i] = MessageTokens(&msgs[i])
+		c.tokensBefore += tokens[i]
+	}
 	msgs = append([]Message(nil), msgs...)
-	TruncateToolResults(msgs)
-	PruneToolResults(msgs)
-	target := max(1, maxTokens/4*3+(maxTokens%4)*3/4) // 3/4, without overflow
-	if PathTokens(system, msgs) <= target {
-		return msgs, 0, ""
+	c.msgs = msgs
+	// TruncateToolResults then PruneToolResults, re-counting only the
+	// messages they change.
+	for i := range msgs {
+		if capToolBodies(&msgs[i], ToolResultMaxChars) > 0 {
+			tokens[i] = MessageTokens(&msgs[i])
+		}
 	}
-	// suffix[i] is the estimate of msgs[i:], so each candidate costs O(1).
-	suffix := make([]uint64, len(msgs)+1)
+	for _, i := range oldToolMessages(msgs) {
+		if capToolBodies(&msgs[i], ToolResultPruneChars) > 0 {
+			tokens[i] = MessageTokens(&msgs[i])
+		}
+	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		suffix[i] = suffix[i+1] + MessageTokens(&msgs[i])
+		c.suffix[i] = c.suffix[i+1] + tokens[i]
 	}
-	sys := EstimateTokens(system)
+	target := max(1, maxTokens/4*3+(maxTokens%4)*3/4) // 3/4, without overflow
+	if c.sys+c.suffix[0] <= target {
+		return c
+	}
 	limit := len(msgs) - min(MinKeepMessages, len(msgs))
 	// The summary's lists are capped and only grow with the prefix, so the
 	// summary of the longest prefix bounds every candidate's. Reserving it
 	// (whycodes reserved a fixed 256 tokens, which long paths can exceed)
 	// keeps a cut within budget, so compacting again changes nothing.
+	trimmed := summarizeTrimmed(msgs[:limit])
 	slack := uint64(SummaryTokenSlack)
 	if limit > 0 {
-		slack = max(slack, EstimateTokens(SummarizeTrimmed(msgs[:limit])))
+		slack = max(slack, EstimateTokens(trimmed.text(limit)))
 	}
 	start := 0
 	for _, s := range turnStarts(msgs) {
@@ -560,20 +666,21 @@ func compactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int
 			continue
 		}
 		start = s
-		if sys+suffix[s]+slack <= target {
+		if c.sys+c.suffix[s]+slack <= target {
 			break
 		}
 	}
 	if start == 0 {
-		return msgs, 0, ""
+		return c
 	}
 	// A summary that costs as much as what it replaces saves nothing: this
 	// happens when the cut is over budget anyway and the prefix is small.
-	summary := SummarizeTrimmed(msgs[:start])
-	if EstimateTokens(summary) >= suffix[0]-suffix[start] {
-		return msgs, 0, ""
+	summary := trimmed.text(start)
+	if EstimateTokens(summary) >= c.suffix[0]-c.suffix[start] {
+		return c
 	}
-	return msgs, start, summary
+	c.start, c.summary = start, summary
+	return c
 }
 
 // SummaryCut is where a model's summary given without a token budget

@@ -677,3 +677,55 @@ func CheckNesting(data []byte) error {
 	}
 	return nil
 }
+
+// SameJSON reports whether m and o encode to the same JSON. Messages whose
+// fields are all equal do without encoding: a compaction compares every
+// kept message with the one it came from.
+func (m *Message) SameJSON(o *Message) bool {
+	if m.sameFields(o) {
+		return true
+	}
+	return bytes.Equal(m.AppendJSON(nil), o.AppendJSON(nil))
+}
+
+// sameFields compares every field AppendJSON reads; TestSameFieldsCoversMessage
+// fails when a field is added to Message or Block without being compared.
+func (m *Message) sameFields(o *Message) bool {
+	if m.Role != o.Role || m.ToolCallID != o.ToolCallID || m.Name != o.Name || m.CreatedAt != o.CreatedAt ||
+		m.IsError != o.IsError || m.Kind != o.Kind || !sameExtra(m.Extra, o.Extra) ||
+		m.Content.IsBlocks != o.Content.IsBlocks || m.Content.Text != o.Content.Text ||
+		len(m.Content.Blocks) != len(o.Content.Blocks) {
+		return false
+	}
+	for i := range m.Content.Blocks {
+		if !m.Content.Blocks[i].sameFields(&o.Content.Blocks[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Block) sameFields(o *Block) bool {
+	return b.Type == o.Type && b.Text == o.Text && b.Signature == o.Signature && b.HasSignature == o.HasSignature &&
+		b.Data == o.Data && b.ID == o.ID && b.Name == o.Name && sameRaw(b.Input, o.Input) &&
+		sameRaw(b.Source, o.Source) && b.ToolUseID == o.ToolUseID && b.Result == o.Result &&
+		sameRaw(b.ResultRaw, o.ResultRaw) && (b.IsError == nil) == (o.IsError == nil) &&
+		(b.IsError == nil || *b.IsError == *o.IsError) && sameExtra(b.Extra, o.Extra) && sameRaw(b.Raw, o.Raw)
+}
+
+// sameRaw tells nil from empty: AppendJSON writes a default for nil.
+func sameRaw(a, b json.RawMessage) bool {
+	return (a == nil) == (b == nil) && bytes.Equal(a, b)
+}
+
+func sameExtra(a, b []Field) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || !sameRaw(a[i].Value, b[i].Value) {
+			return false
+		}
+	}
+	return true
+}

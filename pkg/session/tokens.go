@@ -1,6 +1,7 @@
 package session
 
 import (
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -12,17 +13,44 @@ const ImageTokens = 100
 // EstimateTokens is whycodes' chars/4 estimate: ceil(n/4), where n is the
 // byte length of ASCII text and the char count of anything else.
 func EstimateTokens(s string) uint64 {
-	if s == "" {
-		return 0
-	}
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			n = utf8.RuneCountInString(s)
-			break
+	return uint64(runeCount(s)+3) / 4
+}
+
+// runeCount is utf8.RuneCountInString (an invalid byte counts as one),
+// taking ASCII eight bytes at a time: estimates and caps count every
+// character of every message, and transcripts are mostly ASCII.
+func runeCount(s string) int {
+	n := 0
+	i := 0
+	for i+8 <= len(s) {
+		w := s[i : i+8] // one load: the length is known
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		high := x & 0x8080808080808080
+		if high == 0 {
+			i += 8
+			n += 8
+			continue
+		}
+		// The bytes before the first non-ASCII one are ASCII; then runes
+		// one at a time while they are not.
+		k := bits.TrailingZeros64(high) / 8
+		i += k
+		n += k
+		rest := s[i:]
+		i = len(s)
+		for j, r := range rest {
+			if r < utf8.RuneSelf {
+				i = len(s) - len(rest) + j
+				break
+			}
+			n++
 		}
 	}
-	return uint64(n+3) / 4
+	for range s[i:] {
+		n++
+	}
+	return n
 }
 
 // MessageTokens is the estimate of one message.

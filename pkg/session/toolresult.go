@@ -3,7 +3,6 @@ package session
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Caps on tool output, in Unicode scalar values.
@@ -23,15 +22,25 @@ var ImagePayloadMarkers = []string{"WHYCODES_IMAGE_B64:", "WHYCODE_IMAGE_B64:"}
 // further cut adds to the count, so capping again changes nothing (whycodes
 // re-cut its own notice on every pass).
 func CapToolText(text string, max int) (string, bool) {
+	out, cut, _ := capToolText(text, max)
+	return out, cut
+}
+
+// capToolText is CapToolText, which also tells whether a cut leaves fewer
+// chars than text had.
+func capToolText(text string, max int) (out string, cut, shorter bool) {
 	head, omitted := splitTruncationNotice(text)
 	if len(head) <= max {
-		return text, false
+		return text, false, false
 	}
-	n := utf8.RuneCountInString(head)
+	n := runeCount(head)
 	if n <= max {
-		return text, false
+		return text, false, false
 	}
-	return head[:runeOffset(head, max)] + truncationNotice(omitted+n-max), true
+	notice := truncationNotice(omitted + n - max)
+	// Both notices are ASCII: their chars are their bytes.
+	shorter = max+len(notice) < n+len(text)-len(head)
+	return head[:runeOffset(head, max)] + notice, true, shorter
 }
 
 const (
