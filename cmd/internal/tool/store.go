@@ -55,7 +55,13 @@ func (c *Ctx) StoreDir() (string, error) {
 // returns. Call it only after all input has been read and validated. It
 // goes through the resident store process, started on demand; when none can
 // be had, or with WC_DIRECT=1, it opens the store itself.
-func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, false) }
+func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, false, nil) }
+
+// OpenFor is Open for a command that resolves refs next: the resident
+// process answers them with the connection, saving a round trip.
+func (c *Ctx) OpenFor(mode store.Mode, refs []string) (store.Handle, error) {
+	return c.open(mode, false, refs)
+}
 
 // OpenBatch opens the store for work over many sessions (wc-compact --all)
 // in the command itself, after asking a resident store process to make way
@@ -64,9 +70,9 @@ func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, 
 // outlives it. The store is tuned so that memory stays bounded by the
 // largest session rather than the store; the caller calls Settle between
 // sessions.
-func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) { return c.open(mode, true) }
+func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) { return c.open(mode, true, nil) }
 
-func (c *Ctx) open(mode store.Mode, batch bool) (store.Handle, error) {
+func (c *Ctx) open(mode store.Mode, batch bool, refs []string) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
@@ -86,7 +92,7 @@ func (c *Ctx) open(mode store.Mode, batch bool) (store.Handle, error) {
 		// A resident process would hold the store until it idles.
 		_ = store.Shutdown(dir, 0)
 	case resident(opts, mode):
-		st, err = dialResident(opts, mode)
+		st, err = dialResident(opts, mode, refs)
 	}
 	if st == nil && err == nil {
 		opts.LockTimeout = max(0, timeout-time.Since(start))

@@ -521,6 +521,9 @@ func (s *server) serveConn(conn net.Conn) {
 		// After the client has its answer, before the next one comes.
 		defer func() { _ = s.st.tidy() }()
 	}
+	for _, ref := range hello.Refs[:min(len(hello.Refs), maxPrefetched)] {
+		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
+	}
 	if err := wc.send(&welcome); err != nil {
 		return
 	}
@@ -530,6 +533,7 @@ func (s *server) serveConn(conn net.Conn) {
 		if err := wc.recv(&req); err != nil {
 			return
 		}
+		residentRequests.Add(1)
 		if req.Op == "end" { // sent only by a client with unsynced writes
 			var err error
 			if unsynced {
@@ -558,9 +562,8 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 	var err error
 	switch req.Op {
 	case "resolve":
-		if resp.Str, err = s.st.Resolve(req.ID); err == nil {
-			s.prefetch(resp.Str, &resp)
-		}
+		resp = s.resolve(req.ID)
+		return wc.send(&resp)
 	case "meta":
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
@@ -623,14 +626,26 @@ func (s *server) toWire(err error) *wireErr {
 	return e
 }
 
-// residentSyncs counts the syncs of resident processes in this process
-// (tests).
-var residentSyncs atomic.Int64
+// residentSyncs counts the syncs of resident processes in this process,
+// and residentRequests the requests they read after a hello (tests).
+var residentSyncs, residentRequests atomic.Int64
 
 // sync makes what was committed durable, as a command's Close would.
 func (s *server) sync() error {
 	residentSyncs.Add(1)
 	return s.st.syncNow()
+}
+
+// resolve answers a resolve request for ref.
+func (s *server) resolve(ref string) wireResp {
+	var resp wireResp
+	id, err := s.st.Resolve(ref)
+	if err == nil {
+		resp.Str = id
+		s.prefetch(id, &resp)
+	}
+	resp.Err = s.toWire(err)
+	return resp
 }
 
 // maxPrefetchNode bounds the head node sent along with a resolve.
@@ -799,7 +814,10 @@ type Client struct {
 	// What resolves brought along (see server.prefetch), by session id;
 	// valid while the lock is held, dropped by the session's writes.
 	prefetched map[string]*prefetched
-	chunk      []byte // a packed chunk's buffer, reused
+	// The welcome's answers to the references Dial was given, by
+	// reference; each is used once.
+	resolved map[string]*wireResp
+	chunk    []byte // a packed chunk's buffer, reused
 }
 
 type prefetched struct {
@@ -818,14 +836,16 @@ var ErrNoServer = errors.New("store: no resident store process")
 // Dial connects to the resident process of the store in opts.Dir and takes
 // its lock for mode, waiting up to opts.LockTimeout. It returns ErrBusy
 // when that wait timed out, and ErrNoServer when there is no resident
-// process to use.
-func Dial(opts Options, mode Mode) (*Client, error) {
+// process to use. The first few refs, the references the command is about
+// to resolve, are resolved in the same round trip.
+func Dial(opts Options, mode Mode, refs ...string) (*Client, error) {
 	conn, err := dialSocket(filepath.Clean(opts.Dir))
 	if err != nil {
 		return nil, ErrNoServer
 	}
 	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode}
-	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout}
+	refs = refs[:min(len(refs), maxPrefetched)]
+	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout, Refs: refs}
 	var welcome wireWelcome
 	if err := c.wc.send(&hello); err == nil {
 		err = c.wc.recv(&welcome)
@@ -839,6 +859,15 @@ func Dial(opts Options, mode Mode) (*Client, error) {
 	case welcome.Err != nil:
 		conn.Close()
 		return nil, welcome.Err.err()
+	case len(welcome.Resolved) > len(refs):
+		conn.Close()
+		return nil, errConnLost
+	}
+	for i := range welcome.Resolved {
+		if c.resolved == nil {
+			c.resolved = map[string]*wireResp{}
+		}
+		c.resolved[refs[i]] = &welcome.Resolved[i]
 	}
 	return c, nil
 }
@@ -1007,7 +1036,17 @@ func eachItem(resp *wireResp, fn func(seq uint64, value []byte) error) error {
 
 // Resolve implements Handle.
 func (c *Client) Resolve(ref string) (string, error) {
-	resp, err := c.do(&wireReq{Op: "resolve", ID: ref})
+	resp := c.resolved[ref]
+	var err error
+	if resp != nil {
+		delete(c.resolved, ref) // answered once, as a request is
+		if c.closed {
+			return "", errClosed
+		}
+		err = resp.Err.err()
+	} else {
+		resp, err = c.do(&wireReq{Op: "resolve", ID: ref})
+	}
 	if err != nil {
 		return "", err
 	}
@@ -1126,6 +1165,7 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 // Commit implements Handle.
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
+	c.resolved = nil
 	req := &wireReq{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]wireNode, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = wireNode{nodes[i].Seq, session.EncodeNode(&nodes[i])}
@@ -1172,6 +1212,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 // Collect implements Handle.
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	delete(c.prefetched, m.ID)
+	c.resolved = nil
 	req := &wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()
