@@ -376,6 +376,7 @@ type server struct {
 	sockInfo os.FileInfo // nil once we removed the socket ourselves
 	stale    func() bool
 	lock     sessionLock
+	listed   listCache
 	conns    sync.WaitGroup
 	mu       sync.Mutex
 	active   int
@@ -586,7 +587,11 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 				nodes = append(nodes, n)
 			}
 			if err == nil {
-				err = s.st.Commit(&m, nodes)
+				db, before := stamp(s.st)
+				if err = s.st.Commit(&m, nodes); err == nil {
+					_, after := stamp(s.st)
+					s.listed.committed(&m, before, after, db)
+				}
 			}
 			if err == nil && !req.Defer {
 				// What the client prints next must be on disk, as after a
@@ -729,9 +734,11 @@ func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) er
 	case "list":
 		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
 	case "listinfo": // each item: the id, then the summary
-		return s.st.listSummaries(req.Query, func(id sid, summary []byte) error {
-			return emit(0, append(id[:], summary...))
-		})
+		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }
+		if ok, err := s.listed.query(s.st, req.Query, item); ok {
+			return err
+		}
+		return s.listed.listNewest(s.st, req.Query, item)
 	}
 	return nil
 }
