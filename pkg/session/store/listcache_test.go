@@ -140,3 +140,68 @@ func modelList(model map[string]session.Meta, q ListQuery) []string {
 	}
 	return out
 }
+
+// A listing sent with the hello is the answer of the ListInfo that asks
+// for it; a command that asks for something else first, or nothing, gets
+// its own answers and leaves the server serving.
+func TestResidentListingWithHello(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	w := dial(t, dir, Write)
+	for i := range 300 { // more than a chunk
+		id := testID(uint32(i)*2654435761, i)
+		nodes := chain(1, 10)
+		m := metaFor(id, nodes)
+		m.UpdatedAt = session.FormatTime(time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC))
+		if err := w.Commit(&m, nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	list := func(c *Client, q ListQuery) []string {
+		var ids []string
+		if err := c.ListInfo(q, func(info *session.Info) error { ids = append(ids, info.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	plain := dial(t, dir, Read)
+	all, newest := list(plain, ListQuery{}), list(plain, ListQuery{Limit: 7})
+	plain.Close()
+	if len(all) != 300 || !slices.Equal(newest, all[:7]) {
+		t.Fatalf("listing: %d sessions, newest %v", len(all), newest)
+	}
+	opts := Options{Dir: dir, LockTimeout: 5 * time.Second}
+	for name, use := range map[string]func(c *Client){
+		"asked":         func(c *Client) { check(t, list(c, ListQuery{}), all) },
+		"other listing": func(c *Client) { check(t, list(c, ListQuery{Limit: 7}), newest) },
+		"meta first": func(c *Client) {
+			if m, err := c.Meta(all[3]); err != nil || m.ID != all[3] {
+				t.Errorf("meta: %+v, %v", m, err)
+			}
+			check(t, list(c, ListQuery{}), all)
+		},
+		"nothing": func(*Client) {},
+	} {
+		c, err := DialListing(opts, ListQuery{})
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		use(c)
+		if err := c.Close(); err != nil {
+			t.Errorf("%s: close: %v", name, err)
+		}
+		after := dial(t, dir, Read)
+		check(t, list(after, ListQuery{Limit: 7}), newest)
+		after.Close()
+	}
+}
+
+func check(t *testing.T, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("got %d sessions %.3v…, want %d %.3v…", len(got), got, len(want), want)
+	}
+}

@@ -824,7 +824,10 @@ type Client struct {
 	// The welcome's answers to the references Dial was given, by
 	// reference; each is used once.
 	resolved map[string]*wireResp
-	chunk    []byte // a packed chunk's buffer, reused
+	// The listing DialListing sent with the hello, until its answer is
+	// read.
+	listing *ListQuery
+	chunk   []byte // a packed chunk's buffer, reused
 }
 
 type prefetched struct {
@@ -846,15 +849,32 @@ var ErrNoServer = errors.New("store: no resident store process")
 // process to use. The first few refs, the references the command is about
 // to resolve, are resolved in the same round trip.
 func Dial(opts Options, mode Mode, refs ...string) (*Client, error) {
+	return connect(opts, mode, refs, nil)
+}
+
+// DialListing is Dial for a reader whose first request is ListInfo(q): the
+// request goes with the hello, and is answered after the welcome, saving
+// a round trip.
+func DialListing(opts Options, q ListQuery) (*Client, error) {
+	return connect(opts, Read, nil, &q)
+}
+
+func connect(opts Options, mode Mode, refs []string, listing *ListQuery) (*Client, error) {
 	conn, err := dialSocket(filepath.Clean(opts.Dir))
 	if err != nil {
 		return nil, ErrNoServer
 	}
-	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode}
+	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode, listing: listing}
 	refs = refs[:min(len(refs), maxPrefetched)]
 	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout, Refs: refs}
+	first := []wireMessage{&hello}
+	if listing != nil {
+		// A server that refuses the hello closes the connection without
+		// reading it.
+		first = append(first, listingReq(*listing))
+	}
 	var welcome wireWelcome
-	if err := c.wc.send(&hello); err == nil {
+	if err := c.wc.send(first...); err == nil {
 		err = c.wc.recv(&welcome)
 	}
 	switch {
@@ -936,6 +956,16 @@ func (c *Client) call(req *wireReq) (*wireResp, error) {
 	if c.closed {
 		return nil, errClosed
 	}
+	if c.listing != nil {
+		sent := *c.listing
+		c.listing = nil
+		if req.Op == "listinfo" && !req.Packed && req.Query == sent {
+			return c.receive() // asked already, with the hello
+		}
+		if err := c.skipListing(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.wc.send(req); err != nil {
 		return nil, errConnLost
 	}
@@ -987,6 +1017,24 @@ func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value 
 		}
 	}
 	return err
+}
+
+// listingReq is the request of ListInfo(q).
+func listingReq(q ListQuery) *wireReq { return &wireReq{Op: "listinfo", Query: q} }
+
+// skipListing reads the first chunk of the listing sent with the hello,
+// which the command turned out not to want, and stops it.
+func (c *Client) skipListing() error {
+	resp, err := c.receive()
+	if err != nil {
+		return err
+	}
+	if resp.More {
+		if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
+			return errConnLost
+		}
+	}
+	return nil
 }
 
 // stopStream ends a stream whose rest the client does not want. A chunk it
@@ -1157,7 +1205,7 @@ func (c *Client) List(fn func(*session.Meta) error) error {
 
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(&wireReq{Op: "listinfo", Query: q}, false, func(_ uint64, v []byte) error {
+	return c.stream(listingReq(q), false, func(_ uint64, v []byte) error {
 		if len(v) < idLen {
 			return errConnLost
 		}

@@ -78,14 +78,19 @@ type wireMessage interface {
 	readWire(d *wireDecoder)
 }
 
-func (w *wireConn) send(m wireMessage) error {
-	w.out = append(w.out[:0], 0, 0, 0, 0)
-	w.out = m.appendWire(w.out)
-	n := len(w.out) - 4
-	if n > maxFrame {
-		return errBadFrame
+// send writes the frames of ms with one write.
+func (w *wireConn) send(ms ...wireMessage) error {
+	w.out = w.out[:0]
+	for _, m := range ms {
+		start := len(w.out)
+		w.out = append(w.out, 0, 0, 0, 0)
+		w.out = m.appendWire(w.out)
+		n := len(w.out) - start - 4
+		if n > maxFrame {
+			return errBadFrame
+		}
+		binary.BigEndian.PutUint32(w.out[start:], uint32(n))
 	}
-	binary.BigEndian.PutUint32(w.out, uint32(n))
 	_, err := w.conn.Write(w.out)
 	if cap(w.out) > 1<<20 {
 		w.out = nil // do not keep a large commit's buffer for the connection's life
