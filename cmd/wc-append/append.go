@@ -42,7 +42,7 @@ func appendTo(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.Open(store.Write)
+	st, err := c.OpenFor(store.Write, refs)
 	if err != nil {
 		return err
 	}

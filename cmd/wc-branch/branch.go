@@ -87,7 +87,7 @@ func branch(c *tool.Ctx) error {
 	if v.write {
 		mode = store.Write
 	}
-	st, err := c.Open(mode)
+	st, err := c.OpenFor(mode, refs)
 	if err != nil {
 		return err
 	}

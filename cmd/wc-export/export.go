@@ -24,7 +24,7 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.Open(store.Read)
+	st, err := c.OpenFor(store.Read, refs)
 	if err != nil {
 		return err
 	}

@@ -32,20 +32,23 @@ func list(c *tool.Ctx) error {
 	if c.Int("limit") < 0 {
 		return tool.Usagef("--limit must not be negative")
 	}
-	st, err := c.Open(store.Read)
-	if err != nil {
-		return err
-	}
 	var rows []session.Info
+	var st store.Handle
 	if order == nil {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
 		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
+		if st, err = c.OpenListing(q); err != nil {
+			return err
+		}
 		err = st.ListInfo(q, func(info *session.Info) error {
 			rows = append(rows, *info)
 			return nil
 		})
 	} else {
+		if st, err = c.Open(store.Read); err != nil {
+			return err
+		}
 		rows, err = sortedRows(c, st, q, order)
 	}
 	if err != nil {

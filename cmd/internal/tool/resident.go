@@ -135,8 +135,14 @@ func resident(opts store.Options, mode store.Mode) bool {
 // dialResident connects to the resident process, starting it when there is
 // none. It returns nil, nil when none can be had: the caller then opens the
 // store itself, with what is left of its lock timeout.
-func dialResident(opts store.Options, mode store.Mode) (store.Handle, error) {
-	c, err := store.Dial(opts, mode)
+func dialResident(opts store.Options, mode store.Mode, first firstAsk) (store.Handle, error) {
+	dial := func() (*store.Client, error) {
+		if first.listing != nil {
+			return store.DialListing(opts, *first.listing)
+		}
+		return store.Dial(opts, mode, first.refs...)
+	}
+	c, err := dial()
 	if !errors.Is(err, store.ErrNoServer) {
 		return handleOrNil(c, err)
 	}
@@ -148,7 +154,7 @@ func dialResident(opts store.Options, mode store.Mode) (store.Handle, error) {
 	case statusReady, statusBusy:
 		// Ours, or another command's that won the race.
 		opts.LockTimeout = max(0, opts.LockTimeout-time.Since(start))
-		c, err := store.Dial(opts, mode)
+		c, err := dial()
 		if !errors.Is(err, store.ErrNoServer) {
 			return handleOrNil(c, err)
 		}

@@ -3,8 +3,10 @@ package store
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -136,4 +138,61 @@ func BenchmarkExportMarkdown(b *testing.B) {
 			}
 		}
 	})
+}
+
+// What wc-append costs through a warm resident process, besides starting
+// the command: dial and take the lock, resolve, read the metadata and head,
+// commit (synced), end; with the reference resolved by the hello, as
+// commands do, or by a request of its own (one round trip more).
+func BenchmarkAppendResident(b *testing.B) {
+	dir := b.TempDir()
+	id := testID(0xbe9c, 1)
+	create(b, dir, map[string][]session.Node{id: chain(10, 1024)})
+	done := make(chan error, 1)
+	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute}) }()
+	defer func() {
+		if err := Shutdown(dir, 10*time.Second); err != nil {
+			b.Error(err)
+		}
+		<-done
+	}()
+	for {
+		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
+			c.Close()
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The two variants alternate, so that the store's growth and the
+	// machine's load weigh on both alike; each reports its median.
+	var took [2][]time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		withHello := i%2 == 0
+		var refs []string
+		if withHello {
+			refs = []string{id[:8]}
+		}
+		start := time.Now()
+		c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Write, refs...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := c.Resolve(id[:8]); err != nil || got != id {
+			b.Fatal(got, err)
+		}
+		if err := appendOne(c, id, "fix the login test"); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+		took[i%2] = append(took[i%2], time.Since(start))
+	}
+	for i, name := range []string{"hello-ns/op", "request-ns/op"} {
+		slices.Sort(took[i])
+		if len(took[i]) > 0 {
+			b.ReportMetric(float64(took[i][len(took[i])/2]), name)
+		}
+	}
 }

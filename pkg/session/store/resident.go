@@ -376,6 +376,7 @@ type server struct {
 	sockInfo os.FileInfo // nil once we removed the socket ourselves
 	stale    func() bool
 	lock     sessionLock
+	listed   listCache
 	conns    sync.WaitGroup
 	mu       sync.Mutex
 	active   int
@@ -521,6 +522,9 @@ func (s *server) serveConn(conn net.Conn) {
 		// After the client has its answer, before the next one comes.
 		defer func() { _ = s.st.tidy() }()
 	}
+	for _, ref := range hello.Refs[:min(len(hello.Refs), maxPrefetched)] {
+		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
+	}
 	if err := wc.send(&welcome); err != nil {
 		return
 	}
@@ -530,6 +534,7 @@ func (s *server) serveConn(conn net.Conn) {
 		if err := wc.recv(&req); err != nil {
 			return
 		}
+		residentRequests.Add(1)
 		if req.Op == "end" { // sent only by a client with unsynced writes
 			var err error
 			if unsynced {
@@ -558,9 +563,8 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 	var err error
 	switch req.Op {
 	case "resolve":
-		if resp.Str, err = s.st.Resolve(req.ID); err == nil {
-			s.prefetch(resp.Str, &resp)
-		}
+		resp = s.resolve(req.ID)
+		return wc.send(&resp)
 	case "meta":
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
@@ -583,7 +587,11 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 				nodes = append(nodes, n)
 			}
 			if err == nil {
-				err = s.st.Commit(&m, nodes)
+				db, before := stamp(s.st)
+				if err = s.st.Commit(&m, nodes); err == nil {
+					_, after := stamp(s.st)
+					s.listed.committed(&m, before, after, db)
+				}
 			}
 			if err == nil && !req.Defer {
 				// What the client prints next must be on disk, as after a
@@ -623,14 +631,26 @@ func (s *server) toWire(err error) *wireErr {
 	return e
 }
 
-// residentSyncs counts the syncs of resident processes in this process
-// (tests).
-var residentSyncs atomic.Int64
+// residentSyncs counts the syncs of resident processes in this process,
+// and residentRequests the requests they read after a hello (tests).
+var residentSyncs, residentRequests atomic.Int64
 
 // sync makes what was committed durable, as a command's Close would.
 func (s *server) sync() error {
 	residentSyncs.Add(1)
 	return s.st.syncNow()
+}
+
+// resolve answers a resolve request for ref.
+func (s *server) resolve(ref string) wireResp {
+	var resp wireResp
+	id, err := s.st.Resolve(ref)
+	if err == nil {
+		resp.Str = id
+		s.prefetch(id, &resp)
+	}
+	resp.Err = s.toWire(err)
+	return resp
 }
 
 // maxPrefetchNode bounds the head node sent along with a resolve.
@@ -714,9 +734,11 @@ func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) er
 	case "list":
 		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
 	case "listinfo": // each item: the id, then the summary
-		return s.st.listSummaries(req.Query, func(id sid, summary []byte) error {
-			return emit(0, append(id[:], summary...))
-		})
+		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }
+		if ok, err := s.listed.query(s.st, req.Query, item); ok {
+			return err
+		}
+		return s.listed.listNewest(s.st, req.Query, item)
 	}
 	return nil
 }
@@ -799,7 +821,13 @@ type Client struct {
 	// What resolves brought along (see server.prefetch), by session id;
 	// valid while the lock is held, dropped by the session's writes.
 	prefetched map[string]*prefetched
-	chunk      []byte // a packed chunk's buffer, reused
+	// The welcome's answers to the references Dial was given, by
+	// reference; each is used once.
+	resolved map[string]*wireResp
+	// The listing DialListing sent with the hello, until its answer is
+	// read.
+	listing *ListQuery
+	chunk   []byte // a packed chunk's buffer, reused
 }
 
 type prefetched struct {
@@ -818,16 +846,35 @@ var ErrNoServer = errors.New("store: no resident store process")
 // Dial connects to the resident process of the store in opts.Dir and takes
 // its lock for mode, waiting up to opts.LockTimeout. It returns ErrBusy
 // when that wait timed out, and ErrNoServer when there is no resident
-// process to use.
-func Dial(opts Options, mode Mode) (*Client, error) {
+// process to use. The first few refs, the references the command is about
+// to resolve, are resolved in the same round trip.
+func Dial(opts Options, mode Mode, refs ...string) (*Client, error) {
+	return connect(opts, mode, refs, nil)
+}
+
+// DialListing is Dial for a reader whose first request is ListInfo(q): the
+// request goes with the hello, and is answered after the welcome, saving
+// a round trip.
+func DialListing(opts Options, q ListQuery) (*Client, error) {
+	return connect(opts, Read, nil, &q)
+}
+
+func connect(opts Options, mode Mode, refs []string, listing *ListQuery) (*Client, error) {
 	conn, err := dialSocket(filepath.Clean(opts.Dir))
 	if err != nil {
 		return nil, ErrNoServer
 	}
-	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode}
-	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout}
+	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode, listing: listing}
+	refs = refs[:min(len(refs), maxPrefetched)]
+	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout, Refs: refs}
+	first := []wireMessage{&hello}
+	if listing != nil {
+		// A server that refuses the hello closes the connection without
+		// reading it.
+		first = append(first, listingReq(*listing))
+	}
 	var welcome wireWelcome
-	if err := c.wc.send(&hello); err == nil {
+	if err := c.wc.send(first...); err == nil {
 		err = c.wc.recv(&welcome)
 	}
 	switch {
@@ -839,6 +886,15 @@ func Dial(opts Options, mode Mode) (*Client, error) {
 	case welcome.Err != nil:
 		conn.Close()
 		return nil, welcome.Err.err()
+	case len(welcome.Resolved) > len(refs):
+		conn.Close()
+		return nil, errConnLost
+	}
+	for i := range welcome.Resolved {
+		if c.resolved == nil {
+			c.resolved = map[string]*wireResp{}
+		}
+		c.resolved[refs[i]] = &welcome.Resolved[i]
 	}
 	return c, nil
 }
@@ -900,6 +956,16 @@ func (c *Client) call(req *wireReq) (*wireResp, error) {
 	if c.closed {
 		return nil, errClosed
 	}
+	if c.listing != nil {
+		sent := *c.listing
+		c.listing = nil
+		if req.Op == "listinfo" && !req.Packed && req.Query == sent {
+			return c.receive() // asked already, with the hello
+		}
+		if err := c.skipListing(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.wc.send(req); err != nil {
 		return nil, errConnLost
 	}
@@ -951,6 +1017,24 @@ func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value 
 		}
 	}
 	return err
+}
+
+// listingReq is the request of ListInfo(q).
+func listingReq(q ListQuery) *wireReq { return &wireReq{Op: "listinfo", Query: q} }
+
+// skipListing reads the first chunk of the listing sent with the hello,
+// which the command turned out not to want, and stops it.
+func (c *Client) skipListing() error {
+	resp, err := c.receive()
+	if err != nil {
+		return err
+	}
+	if resp.More {
+		if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
+			return errConnLost
+		}
+	}
+	return nil
 }
 
 // stopStream ends a stream whose rest the client does not want. A chunk it
@@ -1007,7 +1091,17 @@ func eachItem(resp *wireResp, fn func(seq uint64, value []byte) error) error {
 
 // Resolve implements Handle.
 func (c *Client) Resolve(ref string) (string, error) {
-	resp, err := c.do(&wireReq{Op: "resolve", ID: ref})
+	resp := c.resolved[ref]
+	var err error
+	if resp != nil {
+		delete(c.resolved, ref) // answered once, as a request is
+		if c.closed {
+			return "", errClosed
+		}
+		err = resp.Err.err()
+	} else {
+		resp, err = c.do(&wireReq{Op: "resolve", ID: ref})
+	}
 	if err != nil {
 		return "", err
 	}
@@ -1111,7 +1205,7 @@ func (c *Client) List(fn func(*session.Meta) error) error {
 
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(&wireReq{Op: "listinfo", Query: q}, false, func(_ uint64, v []byte) error {
+	return c.stream(listingReq(q), false, func(_ uint64, v []byte) error {
 		if len(v) < idLen {
 			return errConnLost
 		}
@@ -1126,6 +1220,7 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 // Commit implements Handle.
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
+	c.resolved = nil
 	req := &wireReq{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]wireNode, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = wireNode{nodes[i].Seq, session.EncodeNode(&nodes[i])}
@@ -1172,6 +1267,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 // Collect implements Handle.
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	delete(c.prefetched, m.ID)
+	c.resolved = nil
 	req := &wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()

@@ -487,3 +487,53 @@ func TestResidentRebuildsOnClose(t *testing.T) {
 		t.Errorf("the session written through the process: %+v, %v", m, err)
 	}
 }
+
+// The references given to Dial are answered with the welcome, as a
+// resolve request would answer them, errors included, and resolving them
+// then costs no request; each answer is used once.
+func TestResidentResolvesWithHello(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	a, b := testID(0xabcdef01, 1), testID(0xabcdef02, 2)
+	w := dial(t, dir, Write)
+	for _, id := range []string{a, b} {
+		nodes := chain(3, 10)
+		m := metaFor(id, nodes)
+		if err := w.Commit(&m, nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{"abcdef01", "zz", "abcdef0", "ffffffff", b}
+	plain := dial(t, dir, Read)
+	want := map[string]string{}
+	for _, ref := range refs {
+		id, err := plain.Resolve(ref)
+		want[ref] = fmt.Sprint(id, err)
+	}
+	plain.Close()
+
+	c, err := Dial(Options{Dir: dir, LockTimeout: 5 * time.Second}, Read, refs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := residentRequests.Load()
+	for _, ref := range refs {
+		id, err := c.Resolve(ref)
+		if got := fmt.Sprint(id, err); got != want[ref] {
+			t.Errorf("resolve %q with the hello: %s, want %s", ref, got, want[ref])
+		}
+	}
+	if m, err := c.Meta(a); err != nil || m.ID != a || m.Head != 3 {
+		t.Errorf("meta: %+v, %v", m, err)
+	}
+	if n := residentRequests.Load() - before; n != 0 {
+		t.Errorf("%d requests after a hello that resolved everything", n)
+	}
+	if id, err := c.Resolve("abcdef01"); err != nil || id != a || residentRequests.Load() == before {
+		t.Errorf("resolving again: %q, %v, asked the server: %v", id, err, residentRequests.Load() != before)
+	}
+}

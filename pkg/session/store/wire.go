@@ -27,8 +27,9 @@ import (
 // build can ask any resident process to stop.
 
 // protocolVersion changes whenever a frame's layout or a request's meaning
-// does.
-const protocolVersion = 1
+// does. 2: the hello carries references to resolve, the welcome their
+// answers.
+const protocolVersion = 2
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -77,14 +78,19 @@ type wireMessage interface {
 	readWire(d *wireDecoder)
 }
 
-func (w *wireConn) send(m wireMessage) error {
-	w.out = append(w.out[:0], 0, 0, 0, 0)
-	w.out = m.appendWire(w.out)
-	n := len(w.out) - 4
-	if n > maxFrame {
-		return errBadFrame
+// send writes the frames of ms with one write.
+func (w *wireConn) send(ms ...wireMessage) error {
+	w.out = w.out[:0]
+	for _, m := range ms {
+		start := len(w.out)
+		w.out = append(w.out, 0, 0, 0, 0)
+		w.out = m.appendWire(w.out)
+		n := len(w.out) - start - 4
+		if n > maxFrame {
+			return errBadFrame
+		}
+		binary.BigEndian.PutUint32(w.out[start:], uint32(n))
 	}
-	binary.BigEndian.PutUint32(w.out, uint32(n))
 	_, err := w.conn.Write(w.out)
 	if cap(w.out) > 1<<20 {
 		w.out = nil // do not keep a large commit's buffer for the connection's life
@@ -200,6 +206,9 @@ type wireHello struct {
 	Build   string
 	Mode    Mode
 	Timeout time.Duration
+	// Refs are resolved once the lock is taken, and answered in the
+	// welcome: a command's first request comes with its connection.
+	Refs []string
 }
 
 func (h *wireHello) appendWire(b []byte) []byte {
@@ -208,7 +217,12 @@ func (h *wireHello) appendWire(b []byte) []byte {
 	b = appendString(b, h.Op)
 	b = appendString(b, h.Build)
 	b = binary.AppendUvarint(b, uint64(h.Mode))
-	return binary.AppendVarint(b, int64(h.Timeout))
+	b = binary.AppendVarint(b, int64(h.Timeout))
+	b = binary.AppendUvarint(b, uint64(len(h.Refs)))
+	for _, r := range h.Refs {
+		b = appendString(b, r)
+	}
+	return b
 }
 
 func (h *wireHello) readWire(d *wireDecoder) {
@@ -226,21 +240,36 @@ func (h *wireHello) readWire(d *wireDecoder) {
 	}
 	h.Mode = Mode(d.uint())
 	h.Timeout = time.Duration(d.int())
+	n := d.uint()
+	if n > uint64(len(d.b)) { // every reference takes at least a byte
+		d.fail()
+		return
+	}
+	for range n {
+		h.Refs = append(h.Refs, d.string())
+	}
 }
 
-// wireWelcome answers a hello: the server's protocol and build, and whether
-// the client now holds the lock it asked for.
+// wireWelcome answers a hello: the server's protocol and build, whether
+// the client now holds the lock it asked for, and then the answers to the
+// hello's Refs, each as a "resolve" request would have had it.
 type wireWelcome struct {
-	Proto uint64
-	Build string
-	Err   *wireErr
+	Proto    uint64
+	Build    string
+	Err      *wireErr
+	Resolved []wireResp
 }
 
 func (w *wireWelcome) appendWire(b []byte) []byte {
 	b = append(b, wireMagic[:]...)
 	b = binary.AppendUvarint(b, w.Proto)
 	b = appendString(b, w.Build)
-	return appendErr(b, w.Err)
+	b = appendErr(b, w.Err)
+	b = binary.AppendUvarint(b, uint64(len(w.Resolved)))
+	for i := range w.Resolved {
+		b = appendBytes(b, w.Resolved[i].appendWire(nil))
+	}
+	return b
 }
 
 func (w *wireWelcome) readWire(d *wireDecoder) {
@@ -256,6 +285,21 @@ func (w *wireWelcome) readWire(d *wireDecoder) {
 		return
 	}
 	w.Err = readErr(d)
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return
+	}
+	for range n {
+		sub := wireDecoder{b: d.bytes()}
+		var r wireResp
+		r.readWire(&sub)
+		if sub.err != nil || len(sub.b) != 0 {
+			d.fail()
+			return
+		}
+		w.Resolved = append(w.Resolved, r)
+	}
 }
 
 func appendErr(b []byte, e *wireErr) []byte {

@@ -1,0 +1,190 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// listCache is the resident process's copy of the newest entries of the
+// listing, so that wc-ls -n N through it skips the merge of the listing's
+// shards (a seek each, most of a warm listing's time). It holds exactly the
+// newest entries as of one state of the store, named by the store's
+// handle and Badger's read timestamp: a commit served by the process moves
+// it along, and any other write (a collection, a level-0 merge that
+// rebuilt the listing, anything not foreseen here) leaves the timestamp
+// behind, so the cache is dropped rather than trusted.
+type listCache struct {
+	mu       sync.Mutex
+	db       *badger.DB
+	ts       uint64      // 0: empty
+	entries  []listEntry // newest first, as a listing's keys sort
+	complete bool        // entries are every session's
+	bytes    int
+}
+
+// listCacheBytes bounds the cache: about 20,000 sessions' entries.
+const listCacheBytes = 4 << 20
+
+// listCacheHits counts the listings answered from a cache (tests).
+var listCacheHits atomic.Int64
+
+// stamp is the state of st the cache must have been taken at to be used.
+func stamp(st *Store) (*badger.DB, uint64) {
+	if st.closed || st.db == nil {
+		return nil, 0
+	}
+	txn := st.db.NewTransaction(false)
+	defer txn.Discard()
+	return st.db, txn.ReadTs()
+}
+
+// query answers q from the cache when it can: a newest-first query without
+// --grep whose answer lies within the cached entries. It calls nothing and
+// returns false otherwise.
+func (c *listCache) query(st *Store, q ListQuery, fn func(id sid, summary []byte) error) (bool, error) {
+	if q.Oldest || q.Grep != "" {
+		return false, nil
+	}
+	db, ts := stamp(st)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts == 0 || c.db != db || c.ts != ts {
+		return false, nil
+	}
+	f := newListFilter(q)
+	var picked []listEntry
+	enough := false
+	for _, e := range c.entries {
+		t := listingKeyTime(e.key)
+		if f.pastBound(t) {
+			enough = true
+			break
+		}
+		if !f.keepTime(t) {
+			continue
+		}
+		ok, err := f.keepSummary(listingKeyID(e.key), e.summary)
+		if err != nil {
+			return false, nil // the store reports the damage
+		}
+		if ok {
+			picked = append(picked, e)
+			if q.Limit > 0 && len(picked) == q.Limit {
+				enough = true
+				break
+			}
+		}
+	}
+	if !enough && !c.complete {
+		return false, nil
+	}
+	listCacheHits.Add(1)
+	for _, e := range picked {
+		if err := fn(listingKeyID(e.key), e.summary); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// listNewest lists from the store and, for a query of the newest sessions
+// without filters, keeps what it read: the newest entries, all of them
+// when it read to the end.
+func (c *listCache) listNewest(st *Store, q ListQuery, fn func(id sid, summary []byte) error) error {
+	unfiltered := q == ListQuery{Limit: q.Limit}
+	if !unfiltered {
+		return st.listSummaries(q, fn)
+	}
+	db, ts := stamp(st)
+	var read []listEntry
+	size := 0
+	err := st.listSummaries(q, func(id sid, summary []byte) error {
+		if size >= 0 {
+			if size += listingKeyLen + len(summary); size > listCacheBytes {
+				read, size = nil, -1
+			} else {
+				read = append(read, listEntry{listingKey(id, summaryUpdated(summary)), bytes.Clone(summary)})
+			}
+		}
+		return fn(id, summary)
+	})
+	if err != nil || size < 0 || db == nil {
+		return err
+	}
+	if db2, ts2 := stamp(st); db2 != db || ts2 != ts {
+		return nil // written meanwhile: what was read may be stale
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db == db && c.ts == ts && len(c.entries) >= len(read) {
+		return nil // as good already
+	}
+	c.db, c.ts, c.entries, c.bytes = db, ts, read, size
+	c.complete = q.Limit <= 0 || len(read) < q.Limit
+	return nil
+}
+
+// committed moves the cache along a Commit of m that took the store from
+// state before to after: the session's entry moves to its new place. The
+// listing entry is the one Commit wrote (putMeta). Without a cache taken at
+// before, it stays as it is, unused.
+func (c *listCache) committed(m *session.Meta, before, after uint64, db *badger.DB) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts == 0 || c.db != db || c.ts != before || after <= before {
+		c.ts = 0
+		return
+	}
+	id, err := parseID(m.ID)
+	if err != nil {
+		c.ts = 0
+		return
+	}
+	summary, err := summaryOf(m, session.EncodeMeta(m))
+	if err != nil {
+		c.ts = 0
+		return
+	}
+	c.entries = slices.DeleteFunc(c.entries, func(e listEntry) bool {
+		if listingKeyID(e.key) == id {
+			c.bytes -= len(e.key) + len(e.summary)
+			return true
+		}
+		return false
+	})
+	e := listEntry{listingKey(id, updatedTime(m.UpdatedAt)), summary}
+	order := listOrder(false)
+	at, _ := slices.BinarySearchFunc(c.entries, e, func(a, b listEntry) int { return order(a.key, b.key) })
+	// Past the last entry it belongs to the store's unread part, unless
+	// the cache holds every session.
+	if at < len(c.entries) || c.complete {
+		c.entries = slices.Insert(c.entries, at, e)
+		c.bytes += len(e.key) + len(e.summary)
+	}
+	if c.bytes > listCacheBytes {
+		c.ts = 0
+		c.entries = nil
+		return
+	}
+	c.ts = after
+}
+
+// summaryUpdated is the update time of a summary, as its listing key
+// holds it.
+func summaryUpdated(summary []byte) [listingTimeLen]byte {
+	r := newSummaryReader(summary)
+	for range 4 { // project, title, title source, created
+		r.span()
+	}
+	s, e := r.span()
+	if r.bad {
+		return [listingTimeLen]byte{}
+	}
+	return updatedTime(string(summary[s:e]))
+}
