@@ -571,9 +571,31 @@ func (s *Store) Close() error {
 			s.db = nil
 			s.mapMu.Unlock()
 		}
+		if s.bulk && s.rw {
+			warmTableEnds(s.dbDir())
+		}
 	}
 	s.unlock()
 	return first
+}
+
+// warmTableEnds reads the end of every table back into the page cache: a
+// bulk handle paged its tables out, and the next open reads each table's
+// index and last block, from disk (0.68 s for a 700 MB store, against
+// 0.13 s warm). Reading puts them in the cache without mapping them.
+func warmTableEnds(dbDir string) {
+	names, _ := filepath.Glob(filepath.Join(dbDir, "*.sst"))
+	buf := make([]byte, 128<<10)
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil {
+			_, _ = f.ReadAt(buf, max(0, fi.Size()-int64(len(buf))))
+		}
+		f.Close()
+	}
 }
 
 func (s *Store) writable() error {
