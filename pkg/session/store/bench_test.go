@@ -148,21 +148,7 @@ func BenchmarkAppendResident(b *testing.B) {
 	dir := b.TempDir()
 	id := testID(0xbe9c, 1)
 	create(b, dir, map[string][]session.Node{id: chain(10, 1024)})
-	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute}) }()
-	defer func() {
-		if err := Shutdown(dir, 10*time.Second); err != nil {
-			b.Error(err)
-		}
-		<-done
-	}()
-	for {
-		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
-			c.Close()
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	serve(b, dir, time.Minute)
 	// The two variants alternate, so that the store's growth and the
 	// machine's load weigh on both alike; each reports its median.
 	var took [2][]time.Duration

@@ -204,21 +204,7 @@ func BenchmarkNodes(b *testing.B) {
 // from the process's cache after the first run; a project's do not.
 func BenchmarkListInfoResident(b *testing.B) {
 	dir := listBenchStore(b, 10000, 8, 0)
-	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute}) }()
-	defer func() {
-		if err := Shutdown(dir, 10*time.Second); err != nil {
-			b.Error(err)
-		}
-		<-done
-	}()
-	for {
-		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
-			c.Close()
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	serve(b, dir, time.Minute)
 	for _, q := range []struct {
 		name  string
 		query ListQuery

@@ -20,7 +20,7 @@ import (
 
 // serve runs a resident store process in this test process and returns a
 // channel that yields Serve's result when it stops.
-func serve(t *testing.T, dir string, idle time.Duration) <-chan error {
+func serve(t testing.TB, dir string, idle time.Duration) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: idle}) }()
