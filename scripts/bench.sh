@@ -258,12 +258,20 @@ def runlen: [match("`+"; "g").length] | max // 0;
 def codespan: oneline as $s | ("`" * (($s | runlen) + 1)) as $d
   | (if ($s | startswith("`")) or ($s | endswith("`")) then " " else "" end) as $p | $d + $p + $s + $p + $d;
 def fence($info; $body): ("`" * ([3, ($body | runlen) + 1] | max)) as $f | $f + $info + "\n" + $body + "\n" + $f + "\n\n";
+# A text that opens a code fence and never closes it gets it closed, as wc does.
+def openfence: reduce (match("(?m)^ {0,3}(`{3,}|~{3,})([^\n]*)$"; "g")
+    | {run: .captures[0].string, rest: (.captures[1].string | sub("\r+$"; ""))}) as $m (null;
+  if . == null then (if ($m.run | startswith("`")) and ($m.rest | contains("`")) then . else $m.run end)
+  elif ($m.run[0:1] == .[0:1]) and ($m.run | length) >= length and ($m.rest | test("^\\s*$")) then null
+  else . end);
+def mdtext: (if test("```|~~~") then openfence else null end) as $f
+  | if $f == null then . + "\n\n" else . + (if endswith("\n") then "" else "\n" end) + $f + "\n\n" end;
 def pretty: if . == null or . == {} then "{}" else "{\n" + (to_entries | map("  " + (.key | tojson) + ": " + (.value | tojson)) | join(",\n")) + "\n}" end;
 def rolelabel: {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}[.] // .;
 def result($err): if $err then "error" else "result" end;
 def block($role; $err):
   if $role == "tool" and .type == "text" then fence(result($err); .text)
-  elif .type == "text" then .text + "\n\n"
+  elif .type == "text" then .text | mdtext
   elif .type == "tooluse" then fence("tool"; .name + "\n" + (.input | pretty))
   elif .type == "toolresult" then fence(result(.is_error == true); (.content | if type == "string" then . else tojson end))
   elif .type == "image" then "*[image]*\n\n"
@@ -272,7 +280,7 @@ def block($role; $err):
   else "*[" + (.type | oneline | gsub("]"; "")) + "]*\n\n" end;
 def message: .role as $r | (.is_error == true) as $e
   | "### " + (.role | rolelabel) + "\n\n" + (if (.content | type) == "string"
-      then (if $r == "tool" then fence(result($e); .content) else .content + "\n\n" end)
+      then (if $r == "tool" then fence(result($e); .content) else .content | mdtext end)
       else ([.content[] | block($r; $e)] | add // "") end);
 ($meta[0] | "# " + (.title | oneline) + "\n\n- **Session:** " + (.id | codespan) + "\n- **Project:** "
   + (.project | codespan) + "\n- **Created:** " + .created + "\n\n---\n\n"),
@@ -290,8 +298,7 @@ piece(seq, k, info, body, raw) AS (
   SELECT seq, -1, NULL, NULL, '### ' || CASE role WHEN 'user' THEN 'User' WHEN 'assistant' THEN 'Assistant'
       WHEN 'system' THEN 'System' WHEN 'tool' THEN 'Tool' ELSE role END || char(10, 10) FROM msg
   UNION ALL
-  SELECT seq, 0, CASE WHEN role = 'tool' THEN CASE WHEN err THEN 'error' ELSE 'result' END END, body,
-         CASE WHEN role <> 'tool' THEN body || char(10, 10) END
+  SELECT seq, 0, CASE WHEN role = 'tool' THEN CASE WHEN err THEN 'error' ELSE 'result' END END, body, NULL
   FROM msg WHERE ct = 'text'
   UNION ALL
   SELECT msg.seq, b.key,
@@ -307,20 +314,42 @@ piece(seq, k, info, body, raw) AS (
                      FROM json_each(b.value, '$.input') i) || char(10) || '}', '{}') END,
          CASE WHEN b.value ->> 'type' = 'image' THEN '*[image]*' || char(10, 10)
               WHEN b.value ->> 'type' = 'redacted_thinking' THEN '*[redacted thinking]*' || char(10, 10) END
-  FROM msg, json_each(msg.json, '$.content') b WHERE msg.ct = 'array')
+  FROM msg, json_each(msg.json, '$.content') b WHERE msg.ct = 'array'),
+-- A text that opens a code fence and never closes it gets it closed, as wc
+-- does: its lines are walked one by one, keeping the fence left open. A
+-- recursive step may not use a subquery, so @L@ (the line), @T@ (it without
+-- leading spaces) and @N@ (the run of its first character) are expanded below.
+scan(seq, k, rest, open) AS (
+  SELECT seq, k, body || char(10), '' FROM piece
+  WHERE info IS NULL AND raw IS NULL AND (instr(body, '```') OR instr(body, '~~~'))
+  UNION ALL
+  SELECT seq, k, substr(rest, instr(rest, char(10)) + 1), CASE
+      WHEN length(@L@) - length(@T@) > 3 OR @N@ < 3 OR substr(@T@, 1, 1) NOT IN ('`', '~') THEN open
+      WHEN open = '' THEN CASE WHEN substr(@T@, 1, 1) = '`' AND instr(substr(@T@, @N@ + 1), '`') THEN open
+                               ELSE substr(@T@, 1, @N@) END
+      WHEN substr(@T@, 1, 1) = substr(open, 1, 1) AND @N@ >= length(open)
+           AND trim(substr(@T@, @N@ + 1), ' ' || char(9, 10, 11, 12, 13)) = '' THEN ''
+      ELSE open END
+  FROM scan WHERE rest <> ''),
+closing(seq, k, open) AS (SELECT seq, k, open FROM scan WHERE rest = '' AND open <> '')
 SELECT '# ' || title || char(10, 10) || '- **Session:** `' || id || '`' || char(10) || '- **Project:** `' || project
        || '`' || char(10) || '- **Created:** ' || created || char(10, 10) || '---' || char(10, 10)
 FROM sessions WHERE id = 'SESSION_ID'
 UNION ALL
 SELECT * FROM (SELECT CASE
-  WHEN info IS NULL AND raw IS NULL AND body IS NOT NULL THEN body || char(10, 10)
+  WHEN info IS NULL AND raw IS NULL AND body IS NOT NULL THEN body || coalesce(CASE WHEN body LIKE '%' || char(10)
+       THEN '' ELSE char(10) END || (SELECT open FROM closing c WHERE c.seq = piece.seq AND c.k = piece.k), '')
+       || char(10, 10)
   WHEN info IS NULL THEN raw
   ELSE (SELECT f || info || char(10) || body || char(10) || f || char(10, 10) FROM (SELECT CASE
       WHEN instr(body, '``````') THEN '```````' WHEN instr(body, '`````') THEN '``````'
       WHEN instr(body, '````') THEN '`````' WHEN instr(body, '```') THEN '````' ELSE '```' END AS f)) END
 FROM piece ORDER BY seq, k);
 EOF
-sed "s/SESSION_ID/$BIG_ID/g" "$D/cmd/md.sql.in" >"$D/cmd/md.sql"
+sed -e 's#@N@#(length(@T@) - length(ltrim(@T@, substr(@T@, 1, 1))))#g' \
+	-e "s#@T@#ltrim(@L@, ' ')#g" \
+	-e 's#@L@#rtrim(substr(rest, 1, instr(rest, char(10)) - 1), char(13))#g' \
+	-e "s/SESSION_ID/$BIG_ID/g" "$D/cmd/md.sql.in" >"$D/cmd/md.sql"
 
 # Compaction at --max-tokens: tool output capped at 32,768 characters, then
 # all but the newest 4 tool outputs at 2,048, with wc's notice; a cut is
