@@ -295,7 +295,7 @@ func endFence(b []byte, start int, written, final string) []byte {
 // appendCodeSpan writes s as inline code that no backtick in s can end.
 func appendCodeSpan(b []byte, s string) []byte {
 	s = oneLine(s)
-	n := longestRun(s, '`') + 1
+	n := longestRunBytes([]byte(s), '`') + 1 // the header's id and project only
 	delim := strings.Repeat("`", n)
 	pad := ""
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
@@ -308,26 +308,11 @@ func appendCodeSpan(b []byte, s string) []byte {
 	return append(b, delim...)
 }
 
+// longestRunBytes is the length of the longest run of c in s.
 func longestRunBytes(s []byte, c byte) int {
 	best := 0
 	for {
 		i := bytes.IndexByte(s, c)
-		if i < 0 {
-			return best
-		}
-		n := 1
-		for i+n < len(s) && s[i+n] == c {
-			n++
-		}
-		best = max(best, n)
-		s = s[i+n:]
-	}
-}
-
-func longestRun(s string, c byte) int {
-	best := 0
-	for {
-		i := strings.IndexByte(s, c)
 		if i < 0 {
 			return best
 		}

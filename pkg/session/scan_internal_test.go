@@ -54,12 +54,12 @@ func TestWordScans(t *testing.T) {
 		if got, want := nextSpecial(b), naiveSpecial(b); got != want {
 			t.Fatalf("nextSpecial(%q) = %d, want %d", b, got, want)
 		}
-		if got, want := longestRun(string(b), '`'), naiveRun(string(b), '`'); got != want {
-			t.Fatalf("longestRun(%q) = %d, want %d", b, got, want)
+		if got, want := longestRunBytes(b, '`'), naiveRun(string(b), '`'); got != want {
+			t.Fatalf("longestRunBytes(%q) = %d, want %d", b, got, want)
 		}
 	}
-	if longestRun(strings.Repeat("`", 9)+"x``", '`') != 9 {
-		t.Fatal("longestRun")
+	if longestRunBytes([]byte(strings.Repeat("`", 9)+"x``"), '`') != 9 {
+		t.Fatal("longestRunBytes")
 	}
 }
 

@@ -419,17 +419,8 @@ func TestSchemaNewer(t *testing.T) {
 func TestSchemaStamped(t *testing.T) {
 	dir := t.TempDir()
 	mustClose(t, open(t, dir, Write))
-	r := open(t, dir, Read)
-	defer mustClose(t, r)
-	var v []byte
-	if err := r.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(schemaKey)
-		if err == nil {
-			v, err = item.ValueCopy(nil)
-		}
-		return err
-	}); err != nil || string(v) != `{"schema":2}` {
-		t.Errorf("schema record = %q, %v", v, err)
+	if v := schemaOf(t, dir); v != `{"schema":2}` {
+		t.Errorf("schema record = %q", v)
 	}
 }
 
