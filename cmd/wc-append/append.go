@@ -10,7 +10,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // toolLookback bounds the walk back from the head that names tool output
@@ -42,7 +42,7 @@ func appendTo(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.OpenFor(store.Write, refs)
+	st, err := c.OpenFor(client.Write, refs)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func appendTo(c *tool.Ctx) error {
 	return nil
 }
 
-func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
+func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return err

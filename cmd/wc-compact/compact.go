@@ -13,7 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // plan is the compaction asked for, read and checked before the store opens.
@@ -42,9 +42,9 @@ func compact(c *tool.Ctx) error {
 			return err
 		}
 	}
-	mode := store.Write
+	mode := client.Write
 	if p.print || p.dryRun {
-		mode = store.Read
+		mode = client.Read
 	}
 	bulk := c.Bool("all") || len(refs) > 1
 	open := c.Open
@@ -64,7 +64,7 @@ func compact(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if bulk && mode == store.Write {
+	if bulk && mode == client.Write {
 		// In store order each merge of the batch's writes rewrites only
 		// their neighbourhood; in the order of a listing (newest first,
 		// random ids) it would rewrite most of the store.
@@ -190,7 +190,7 @@ type loaded struct {
 	err  error
 }
 
-func load(st store.Handle, id string) *loaded {
+func load(st client.Handle, id string) *loaded {
 	l := &loaded{id: id}
 	if l.m, l.err = st.Meta(id); l.err != nil {
 		return l
@@ -205,14 +205,14 @@ func load(st store.Handle, id string) *loaded {
 // sessions are held at once. A session that comes twice in a row is read
 // again only after its first compaction committed.
 type readAhead struct {
-	st   store.Handle
+	st   client.Handle
 	ids  []string
 	on   bool
 	next chan *loaded // the read of ids[pending], or nil
 	pend int
 }
 
-func newReadAhead(st store.Handle, ids []string, on bool) *readAhead {
+func newReadAhead(st client.Handle, ids []string, on bool) *readAhead {
 	return &readAhead{st: st, ids: ids, on: on}
 }
 
@@ -243,7 +243,7 @@ func (r *readAhead) wait() {
 }
 
 // compactOne compacts one session and prints its line.
-func compactOne(c *tool.Ctx, st store.Handle, l *loaded, p *plan) error {
+func compactOne(c *tool.Ctx, st client.Handle, l *loaded, p *plan) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -403,7 +403,7 @@ func sharedPrefix(a, b []session.Message) int {
 // commitPath writes the new tail after the kept prefix as new nodes and
 // moves the head there, keeping the old head as pre-compact-N. Blobs go
 // first and the metadata last, so a crash leaves the session as it was.
-func commitPath(c *tool.Ctx, st store.Handle, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
 	for sum, data := range blobs {
 		if err := st.PutBlob(m.ID, sum, data); err != nil {
 			return "", err

@@ -5,6 +5,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/tool/local"
 )
 
 var spec = tool.Spec{
@@ -69,6 +70,9 @@ A batch (--all, or more than one session) opens the store once, in this process 
 		{Text: "Undo the last compaction:", Command: `wc-branch 3f2a switch pre-compact-1`},
 	},
 	Action: compact,
+	// Batches open the store in this process: through a socket they ran
+	// at 24 against 40 MB/s.
+	Direct: local.Open,
 }
 
 func main() { tool.Main(&spec) }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
-type exporter func(c *tool.Ctx, st store.Handle, m *session.Meta) error
+type exporter func(c *tool.Ctx, st client.Handle, m *session.Meta) error
 
 func export(c *tool.Ctx) error {
 	run, err := pickFormat(c)
@@ -24,7 +24,7 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.OpenFor(store.Read, refs)
+	st, err := c.OpenFor(client.Read, refs)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		if err != nil || len(sum) != 32 {
 			return nil, tool.Usagef("--blob %q is not a sha256 in hex", c.String("blob"))
 		}
-		return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+		return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 			data, err := st.Blob(m.ID, [32]byte(sum))
 			if err != nil {
 				return err
@@ -75,7 +75,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 	case "text":
 		return exportText, nil
 	case "info":
-		return func(c *tool.Ctx, _ store.Handle, m *session.Meta) error { return c.PrintJSON(m.Info()) }, nil
+		return func(c *tool.Ctx, _ client.Handle, m *session.Meta) error { return c.PrintJSON(m.Info()) }, nil
 	case "html":
 		return exportHTML, nil
 	case "request":
@@ -85,7 +85,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(c *tool.Ctx, _ store.Handle, m *session.Meta) error {
+		return func(c *tool.Ctx, _ client.Handle, m *session.Meta) error {
 			model := c.String("model")
 			if model == "" {
 				model = "unknown"
@@ -108,7 +108,7 @@ func durationSeconds(s string) (uint64, error) {
 	return uint64(d / time.Second), nil
 }
 
-func exportShare(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	t, err := tool.LoadTree(st, m.ID)
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func exportShare(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	return err
 }
 
-func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	var line []byte
 	write := func(n *session.Node) error {
 		line = append(line[:0], `{"id":"`...)
@@ -144,7 +144,7 @@ func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	})
 }
 
-func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	mw := session.NewMarkdownWriter(c.Out())
 	if err := mw.Header(m); err != nil {
 		return err
@@ -152,11 +152,11 @@ func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	return st.PathRaw(m.ID, m.Head, mw.StoredNode)
 }
 
-func exportText(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportText(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.ConversationText(c.Out(), &n.Msg) })
 }
 
-func exportHTML(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	hw := format.NewHTMLWriter(c.Out())
 	if err := hw.Header(m); err != nil {
 		return err
@@ -196,7 +196,7 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 	default:
 		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
 	}
-	return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+	return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		var msgs []session.Message
 		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
 			return err

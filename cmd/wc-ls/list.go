@@ -11,7 +11,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func list(c *tool.Ctx) error {
@@ -33,7 +33,7 @@ func list(c *tool.Ctx) error {
 		return tool.Usagef("--limit must not be negative")
 	}
 	var rows []session.Info
-	var st store.Handle
+	var st client.Handle
 	if order == nil {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
@@ -46,7 +46,7 @@ func list(c *tool.Ctx) error {
 			return nil
 		})
 	} else {
-		if st, err = c.Open(store.Read); err != nil {
+		if st, err = c.Open(client.Read); err != nil {
 			return err
 		}
 		rows, err = sortedRows(c, st, q, order)
@@ -69,7 +69,7 @@ func list(c *tool.Ctx) error {
 // sortedRows lists the sessions q selects in another order than the
 // store's: all of them are read and sorted (sessions that compare equal in
 // id order, in either direction), and only then grepped, until the limit.
-func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
+func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
 	var infos []session.Info
@@ -113,8 +113,8 @@ func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b
 	return rows, nil
 }
 
-func readQuery(c *tool.Ctx) (store.ListQuery, error) {
-	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
+func readQuery(c *tool.Ctx) (client.ListQuery, error) {
+	q := client.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {
@@ -167,7 +167,7 @@ func cmpTime(a, b string) int {
 }
 
 // contains reports whether any stored message of the session holds text.
-func contains(st store.Handle, id, text string, fold bool) (bool, error) {
+func contains(st client.Handle, id, text string, fold bool) (bool, error) {
 	found := false
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)

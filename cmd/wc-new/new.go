@@ -6,7 +6,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func newSession(c *tool.Ctx) error {
@@ -92,7 +92,7 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, error) {
 }
 
 func commit(c *tool.Ctx, sessions []importedSession) error {
-	st, err := c.Open(store.Write)
+	st, err := c.Open(client.Write)
 	if err != nil {
 		return err
 	}

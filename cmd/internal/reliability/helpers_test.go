@@ -135,6 +135,10 @@ func (r *runner) start(stdin []byte, name string, args ...string) *proc {
 		p.cmd.Stdin = bytes.NewReader(stdin)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	// A group of its own, so that a kill takes the command's private
+	// store process (wc-store, under WC_DIRECT=1) and a pipeline's
+	// members with it, as a crash of the machine would.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		r.t.Fatalf("start %s: %v", name, err)
@@ -142,9 +146,10 @@ func (r *runner) start(stdin []byte, name string, args ...string) *proc {
 	return p
 }
 
-// killAfter sends SIGKILL after d unless the command has ended by then.
+// killAfter sends SIGKILL to the command's process group after d unless
+// the command has ended by then.
 func (p *proc) killAfter(d time.Duration) {
-	p.timer = time.AfterFunc(d, func() { _ = p.cmd.Process.Signal(syscall.SIGKILL) })
+	p.timer = time.AfterFunc(d, func() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) })
 }
 
 func (p *proc) wait() result {

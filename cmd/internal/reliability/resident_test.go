@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func TestMain(m *testing.M) { os.Exit(tooltest.Main(m)) }
@@ -193,7 +193,7 @@ func TestResidentStartRace(t *testing.T) {
 
 	// Ask it to stop and race it: each command finds it stopping, or gone
 	// with its lock still held, or a successor starting.
-	if err := store.Shutdown(r.store, 0); err != nil {
+	if _, err := client.Shutdown(r.store, 0); err != nil {
 		t.Fatal(err)
 	}
 	race(func(i int) []string { return []string{"wc-append", ids[i], "--text", "after"} })
@@ -217,8 +217,8 @@ func TestResidentStartRace(t *testing.T) {
 // is served all the same (the socket is reached through the directory).
 func TestResidentLongPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("a-rather-long-directory-name/", 5), "store")
-	if len(store.SocketPath(dir)) <= 108 {
-		t.Fatalf("the path is too short to test anything: %d bytes", len(store.SocketPath(dir)))
+	if len(client.SocketPath(dir)) <= 108 {
+		t.Fatalf("the path is too short to test anything: %d bytes", len(client.SocketPath(dir)))
 	}
 	r := newRunner(t, dir).resident().withEnv(longIdle)
 	id := idOf(r.must(nil, "wc-new", "--title", "long"))
@@ -337,14 +337,14 @@ func TestResidentUnwritableStore(t *testing.T) {
 	}
 }
 
-// buildTagged builds wc-new, wc-append and wc-ls with the store's build tag
+// buildTagged builds wc-new, wc-append, wc-ls and wc-store with the store's build tag
 // set, into a directory of their own: a different build of the same code.
 func buildTagged(t *testing.T, tag string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"-ldflags=-X github.com/wctoolkit/wc/pkg/session/store.buildTag="+tag,
-		"./cmd/wc-new", "./cmd/wc-append", "./cmd/wc-ls")
+		"-ldflags=-X github.com/wctoolkit/wc/pkg/session/store/client.buildTag="+tag,
+		"./cmd/wc-new", "./cmd/wc-append", "./cmd/wc-ls", "./cmd/wc-store")
 	cmd.Dir = tooltest.ModuleRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -382,28 +382,29 @@ func TestResidentOtherBuild(t *testing.T) {
 	turn(*r, "from this build again")
 
 	// go build writes a new file in place of the program of the resident
-	// process: the same build, but the process must make way.
+	// process, wc-store: the same build, but the process must make way.
 	tooltest.StopResidents(t, filepath.Dir(r.store))
 	copied := *r
 	copied.bin = t.TempDir()
-	program, err := os.ReadFile(filepath.Join(r.bin, "wc-append"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func() {
+	install := func(name string) {
 		t.Helper()
-		tmp := filepath.Join(copied.bin, ".wc-append.new")
+		program, err := os.ReadFile(filepath.Join(r.bin, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(copied.bin, "."+name+".new")
 		if err := os.WriteFile(tmp, program, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(tmp, filepath.Join(copied.bin, "wc-append")); err != nil {
+		if err := os.Rename(tmp, filepath.Join(copied.bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	install()
+	install("wc-append")
+	install("wc-store")
 	copied.must(nil, "wc-append", id, "--text", "from a copy")
 	texts = append(texts, "from a copy")
-	install()
+	install("wc-store")
 	turn(copied, "from a reinstalled copy")
 
 	tooltest.StopResidents(t, filepath.Dir(r.store))
@@ -493,7 +494,7 @@ func TestResidentTerminated(t *testing.T) {
 	if walLeft(r.store) {
 		t.Error("the resident process left its log to replay")
 	}
-	if _, err := os.Lstat(store.SocketPath(r.store)); err == nil {
+	if _, err := os.Lstat(client.SocketPath(r.store)); err == nil {
 		t.Error("the socket is left behind")
 	}
 	if got := pathTexts(t, r.store, id); len(got) != 0 {

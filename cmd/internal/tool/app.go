@@ -19,6 +19,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
+
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Spec defines one wc command: its flags, documentation and action. Man
@@ -35,6 +37,11 @@ type Spec struct {
 	// Streams marks a command that only reads the store: its output goes
 	// to stdout as it is written instead of after the store is closed.
 	Streams bool
+	// Direct, when set, opens the store in this process when the resident
+	// process cannot serve it (WC_DIRECT=1, a store no resident process
+	// can open) and for batch work. Commands without it do not link the
+	// store: they start a private wc-store for such a command instead.
+	Direct func(DirectOptions) (client.Handle, error)
 }
 
 // Example is one documented invocation.
@@ -47,7 +54,7 @@ type Example struct {
 type EnvVar struct{ Name, Text string }
 
 // Commands lists every wc binary, for SEE ALSO.
-var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls"}
+var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls", "wc-store"}
 
 // Version is the module version of the running binary.
 func Version() string {
@@ -128,9 +135,6 @@ func (spec *Spec) App() *cli.App {
 
 // Main runs the command with the process's arguments and streams and exits.
 func Main(spec *Spec) {
-	if serveIfAsked() {
-		os.Exit(0)
-	}
 	os.Exit(Run(spec, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Exit statuses, the same in every wc command.
@@ -69,16 +69,16 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 func exitStatus(err error) (int, []string) {
 	var te *Error
 	var inv *session.InvalidError
-	var ref *store.RefError
+	var ref *client.RefError
 	var branchErr *session.BranchError
 	switch {
 	case errors.As(err, &te):
 		return te.Code, te.Hints
-	case errors.Is(err, store.ErrBusy):
+	case errors.Is(err, client.ErrBusy):
 		return ExitBusy, []string{"another wc command holds the store; raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, client.ErrNotFound):
 		return ExitNotFound, []string{"wc-ls lists the sessions in this store"}
-	case errors.Is(err, store.ErrAmbiguous):
+	case errors.Is(err, client.ErrAmbiguous):
 		return ExitUsage, []string{"give more hex digits of the id"}
 	case errors.As(err, &ref):
 		return ExitUsage, []string{"a session reference is a full id or at least 4 of its leading hex digits"}

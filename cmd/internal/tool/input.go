@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // MaxInput bounds what a command reads from stdin or a file.
@@ -211,7 +211,7 @@ func shorten(s string) string {
 // Resolve turns references into session ids, all before anything is
 // written, so that one bad reference changes nothing. Duplicates are kept:
 // a batch does what it was told, in order.
-func Resolve(st store.Handle, refs []string) ([]string, error) {
+func Resolve(st client.Handle, refs []string) ([]string, error) {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		id, err := st.Resolve(r)

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Default lock wait; see --lock-timeout.
@@ -30,9 +31,10 @@ var CommonEnv = []EnvVar{
 	{"WC_STORE", "The store directory, as --store."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
-	{"WC_RESIDENT", "Commands go through a resident store process that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it (any wc binary serves), later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands or on SIGTERM, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another build connects. When no resident process can serve the store (a read-only store or file system, another user's store), commands open it themselves. Either way a writer's result is synced to disk before it is printed."},
+	{"WC_RESIDENT", "Commands go through a resident store process, wc-store, that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it, later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands, on SIGTERM or on wc-store --stop, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another build connects. When no resident process can serve the store (a read-only store or file system, another user's store), commands open it directly. Either way a writer's result is synced to disk before it is printed."},
 	{"WC_RESIDENT_IDLE", "How long the resident store process waits for a command before it stops, as a Go duration (default 2s)."},
-	{"WC_DIRECT", "Set to 1 to open the store in the command itself. A running resident store process is asked to stop once the commands it serves are done, and the command waits for it as for any holder of the store's lock."},
+	{"WC_DIRECT", "Set to 1 to open the store directly: through a wc-store that serves this command alone and closes the store before the command exits (wc-compact opens it in its own process). A running resident store process is asked to stop once the commands it serves are done, and the command waits for it as for any holder of the store's lock."},
+	{"WC_STORE_PROGRAM", "The wc-store program that opens the store; by default the wc-store beside the command, else the one on PATH."},
 	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
 }
 
@@ -54,38 +56,53 @@ func (c *Ctx) StoreDir() (string, error) {
 // Open opens the store for reading or writing and closes it when the action
 // returns. Call it only after all input has been read and validated. It
 // goes through the resident store process, started on demand; when none can
-// be had, or with WC_DIRECT=1, it opens the store itself.
-func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, false, firstAsk{}) }
+// be had, or with WC_DIRECT=1, the store is opened directly (see Direct).
+func (c *Ctx) Open(mode client.Mode) (client.Handle, error) { return c.open(mode, false, firstAsk{}) }
 
 // OpenFor is Open for a command that resolves refs next: the resident
 // process answers them with the connection, saving a round trip.
-func (c *Ctx) OpenFor(mode store.Mode, refs []string) (store.Handle, error) {
+func (c *Ctx) OpenFor(mode client.Mode, refs []string) (client.Handle, error) {
 	return c.open(mode, false, firstAsk{refs: refs})
 }
 
-// OpenListing is Open(store.Read) for a command whose first request is
+// OpenListing is Open(client.Read) for a command whose first request is
 // ListInfo(q): the resident process gets it with the connection.
-func (c *Ctx) OpenListing(q store.ListQuery) (store.Handle, error) {
-	return c.open(store.Read, false, firstAsk{listing: &q})
+func (c *Ctx) OpenListing(q client.ListQuery) (client.Handle, error) {
+	return c.open(client.Read, false, firstAsk{listing: &q})
 }
 
 // firstAsk is what a command asks the resident process first, sent with
 // the connection's hello.
 type firstAsk struct {
 	refs    []string
-	listing *store.ListQuery
+	listing *client.ListQuery
 }
 
 // OpenBatch opens the store for work over many sessions (wc-compact --all)
-// in the command itself, after asking a resident store process to make way
+// through Spec.Direct, after asking a resident store process to make way
 // once its clients are done: a batch gains nothing from the socket (it holds
 // the lock throughout) and would leave its memory in a process that
 // outlives it. The store is tuned so that memory stays bounded by the
 // largest session rather than the store; the caller calls Settle between
 // sessions.
-func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) { return c.open(mode, true, firstAsk{}) }
+func (c *Ctx) OpenBatch(mode client.Mode) (client.Handle, error) {
+	if c.Spec.Direct == nil {
+		return nil, errors.New("tool: " + c.Spec.Name + " has no Direct opener for batch work")
+	}
+	return c.open(mode, true, firstAsk{})
+}
 
-func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, error) {
+// DirectOptions is how a command opens the store without the resident
+// process (see Spec.Direct).
+type DirectOptions struct {
+	Dir         string
+	Mode        client.Mode
+	LockTimeout time.Duration
+	Sync        bool
+	Bulk        bool // batch work: see OpenBatch
+}
+
+func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
@@ -94,22 +111,26 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 	if timeout < 0 {
 		return nil, Usagef("--lock-timeout must not be negative")
 	}
-	opts := store.Options{Dir: dir, LockTimeout: timeout, Sync: c.Bool("sync"), Bulk: batch}
 	if batch {
 		limitMemory()
 	}
+	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing}
 	start := time.Now()
-	var st store.Handle
+	var st client.Handle
 	switch {
 	case batch || forcedDirect():
 		// A resident process would hold the store until it idles.
-		_ = store.Shutdown(dir, 0)
-	case resident(opts, mode):
-		st, err = dialResident(opts, mode, first)
+		_, _ = client.Shutdown(dir, 0)
+	case resident(dir, mode):
+		st, err = dialResident(dir, ask)
 	}
 	if st == nil && err == nil {
-		opts.LockTimeout = max(0, timeout-time.Since(start))
-		st, err = store.Open(opts, mode)
+		ask.LockTimeout = max(0, timeout-time.Since(start))
+		if c.Spec.Direct != nil {
+			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch})
+		} else {
+			st, err = openPrivate(dir, ask, c.Bool("sync"))
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -158,7 +179,7 @@ func (c *Ctx) ProjectDir() (string, error) {
 
 // LoadTree reads every node of a session into memory, for the operations
 // that need the whole tree.
-func LoadTree(st store.Handle, id string) (*session.Tree, error) {
+func LoadTree(st client.Handle, id string) (*session.Tree, error) {
 	var nodes []session.Node
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
@@ -170,10 +191,10 @@ func LoadTree(st store.Handle, id string) (*session.Tree, error) {
 
 // SessionNodes reads one session's nodes from the store, for the branch
 // operations of pkg/session.
-func SessionNodes(st store.Handle, id string) session.NodeReader { return sessionNodes{st, id} }
+func SessionNodes(st client.Handle, id string) session.NodeReader { return sessionNodes{st, id} }
 
 type sessionNodes struct {
-	st store.Handle
+	st client.Handle
 	id string
 }
 

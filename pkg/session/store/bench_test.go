@@ -160,7 +160,7 @@ func BenchmarkAppendResident(b *testing.B) {
 			refs = []string{id[:8]}
 		}
 		start := time.Now()
-		c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Write, refs...)
+		c, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Write, refs...)
 		if err != nil {
 			b.Fatal(err)
 		}

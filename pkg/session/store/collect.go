@@ -6,14 +6,11 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Freed is what a collection removed (or would remove).
-type Freed struct {
-	Nodes int   `json:"nodes_freed"`
-	Blobs int   `json:"blobs_freed"`
-	Bytes int64 `json:"bytes_freed"`
-}
+type Freed = client.Freed
 
 // Collect deletes the nodes of m's session that no path to the head or to a
 // branch reaches, leftovers of interrupted commits, and blobs no kept node

@@ -9,57 +9,46 @@ import (
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Sentinels for errors.Is. The errors returned carry their own text (commands
 // print err.Error() verbatim), so these are only matched, never printed.
 var (
-	ErrBusy      = errors.New("store is busy")
-	ErrNotFound  = errors.New("not found")
-	ErrAmbiguous = errors.New("ambiguous session prefix")
-	ErrNotStore  = errors.New("not a wc store directory")
+	ErrBusy      = client.ErrBusy
+	ErrNotFound  = client.ErrNotFound
+	ErrAmbiguous = client.ErrAmbiguous
+	ErrNotStore  = client.ErrNotStore
 )
 
 // errReadOnly is returned by mutations on a store opened with Read.
 var errReadOnly = errors.New("store: opened for reading; cannot write")
 
-// textError carries the message the user sees and the sentinel it matches.
-type textError struct {
-	msg  string
-	kind error
-}
-
-func (e *textError) Error() string        { return e.msg }
-func (e *textError) Is(target error) bool { return target == e.kind }
-
 func notFoundf(format string, args ...any) error {
-	return &textError{msg: fmt.Sprintf(format, args...), kind: ErrNotFound}
+	return &client.KindError{Msg: fmt.Sprintf(format, args...), Kind: ErrNotFound}
 }
 
 func sessionNotFound(ref string) error { return notFoundf("session %s not found", ref) }
 
-func busyError(dir string) error {
-	return &textError{msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), kind: ErrBusy}
-}
+func busyError(dir string) error { return client.BusyError(dir) }
 
 func notStoreError(path string, isFile bool) error {
 	if isFile {
-		return &textError{msg: path + " is a file, not a store directory", kind: ErrNotStore}
+		return &client.KindError{Msg: path + " is a file, not a store directory", Kind: ErrNotStore}
 	}
-	return &textError{msg: path + " is not a wc store directory", kind: ErrNotStore}
+	return &client.KindError{Msg: path + " is not a wc store directory", Kind: ErrNotStore}
 }
 
 // foreignDirError refuses a directory that holds something a store does not,
 // naming it so that the user can see why.
 func foreignDirError(dir, entry string) error {
-	return &textError{msg: dir + " is not a wc store directory (it holds " + entry + ")", kind: ErrNotStore}
+	return &client.KindError{Msg: dir + " is not a wc store directory (it holds " + entry + ")", Kind: ErrNotStore}
 }
 
 // RefError is a session reference that cannot name a session at all (too
 // short, not hex). Commands treat it as a usage error.
-type RefError struct{ Ref string }
-
-func (e *RefError) Error() string { return "invalid session reference " + e.Ref }
+type RefError = client.RefError
 
 // mapErr turns an error from Badger (or the file system under it) into one
 // that is safe to print: Badger's size errors append a hex dump of the value,
@@ -68,7 +57,7 @@ func mapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var te *textError
+	var te *client.KindError
 	var re *RefError
 	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
 		return err

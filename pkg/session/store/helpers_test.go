@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"os"
 	"strings"
 	"testing"
@@ -122,4 +123,14 @@ func pathSeqsOf(t testing.TB, s *Store, id string, head uint64) []uint64 {
 		t.Fatalf("path %s@%d: %v", id, head, err)
 	}
 	return got
+}
+
+// dialStore connects to the resident process of the store in opts.Dir.
+func dialStore(opts Options, mode Mode, refs ...string) (*client.Client, error) {
+	return client.Dial(opts.Dir, client.Ask{Mode: mode, LockTimeout: opts.LockTimeout, Refs: refs})
+}
+
+// dialListing connects with listing q sent in the hello.
+func dialListing(opts Options, q ListQuery) (*client.Client, error) {
+	return client.Dial(opts.Dir, client.Ask{Mode: Read, LockTimeout: opts.LockTimeout, Listing: &q})
 }

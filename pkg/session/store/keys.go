@@ -2,7 +2,8 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/hex"
+
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Key layout (DESIGN §3): every key of a session shares the prefix
@@ -18,7 +19,7 @@ const (
 	tagNode    = 'N'
 	tagListing = 'L'
 
-	idLen          = 16
+	idLen          = client.IDLen
 	sessionKeyLen  = 1 + idLen // "s"+id
 	listingTimeLen = 12        // seconds and nanoseconds, see listingTime
 	shardPrefixLen = sessionKeyLen + 1
@@ -29,52 +30,10 @@ const (
 
 var schemaKey = []byte("\x00v")
 
-type sid [idLen]byte
+// sid is a session id as keys hold it.
+type sid = client.ID
 
-func (id sid) String() string {
-	var b [36]byte
-	hex.Encode(b[0:8], id[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], id[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], id[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], id[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:36], id[10:16])
-	return string(b[:])
-}
-
-// refDigits strips dashes and lowercases; ok is false for any non-hex byte.
-func refDigits(ref string) (string, bool) {
-	out := make([]byte, 0, 32)
-	for i := 0; i < len(ref); i++ {
-		c := ref[i]
-		switch {
-		case c == '-':
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
-			out = append(out, c)
-		case c >= 'A' && c <= 'F':
-			out = append(out, c+('a'-'A'))
-		default:
-			return "", false
-		}
-	}
-	return string(out), true
-}
-
-// parseID accepts a full id in any case, with or without dashes.
-func parseID(ref string) (sid, error) {
-	var id sid
-	digits, ok := refDigits(ref)
-	if !ok || len(digits) != 2*idLen {
-		return id, &RefError{Ref: ref}
-	}
-	if _, err := hex.Decode(id[:], []byte(digits)); err != nil {
-		return id, &RefError{Ref: ref}
-	}
-	return id, nil
-}
+func parseID(ref string) (sid, error) { return client.ParseID(ref) }
 
 func sessionPrefix(id sid) []byte {
 	k := make([]byte, sessionKeyLen, sessionKeyLen+1+32)

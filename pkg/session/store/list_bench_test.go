@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"slices"
 	"strings"
 	"testing"
@@ -221,12 +222,12 @@ func BenchmarkListInfoResident(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
 				opts := Options{Dir: dir, LockTimeout: time.Second}
-				var c *Client
+				var c *client.Client
 				var err error
 				if i%2 == 0 {
-					c, err = DialListing(opts, q.query)
+					c, err = dialListing(opts, q.query)
 				} else {
-					c, err = Dial(opts, Read)
+					c, err = dialStore(opts, Read)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // listCache is the resident process's copy of the newest entries of the
@@ -178,13 +179,9 @@ func (c *listCache) committed(m *session.Meta, before, after uint64, db *badger.
 // summaryUpdated is the update time of a summary, as its listing key
 // holds it.
 func summaryUpdated(summary []byte) [listingTimeLen]byte {
-	r := newSummaryReader(summary)
-	for range 4 { // project, title, title source, created
-		r.span()
-	}
-	s, e := r.span()
-	if r.bad {
+	updated, ok := client.SummaryField(summary, client.SummaryUpdated)
+	if !ok {
 		return [listingTimeLen]byte{}
 	}
-	return updatedTime(string(summary[s:e]))
+	return updatedTime(string(updated))
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -160,7 +161,7 @@ func TestResidentListingWithHello(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	list := func(c *Client, q ListQuery) []string {
+	list := func(c *client.Client, q ListQuery) []string {
 		var ids []string
 		if err := c.ListInfo(q, func(info *session.Info) error { ids = append(ids, info.ID); return nil }); err != nil {
 			t.Fatal(err)
@@ -174,18 +175,18 @@ func TestResidentListingWithHello(t *testing.T) {
 		t.Fatalf("listing: %d sessions, newest %v", len(all), newest)
 	}
 	opts := Options{Dir: dir, LockTimeout: 5 * time.Second}
-	for name, use := range map[string]func(c *Client){
-		"asked":         func(c *Client) { check(t, list(c, ListQuery{}), all) },
-		"other listing": func(c *Client) { check(t, list(c, ListQuery{Limit: 7}), newest) },
-		"meta first": func(c *Client) {
+	for name, use := range map[string]func(c *client.Client){
+		"asked":         func(c *client.Client) { check(t, list(c, ListQuery{}), all) },
+		"other listing": func(c *client.Client) { check(t, list(c, ListQuery{Limit: 7}), newest) },
+		"meta first": func(c *client.Client) {
 			if m, err := c.Meta(all[3]); err != nil || m.ID != all[3] {
 				t.Errorf("meta: %+v, %v", m, err)
 			}
 			check(t, list(c, ListQuery{}), all)
 		},
-		"nothing": func(*Client) {},
+		"nothing": func(*client.Client) {},
 	} {
-		c, err := DialListing(opts, ListQuery{})
+		c, err := dialListing(opts, ListQuery{})
 		if err != nil {
 			t.Fatal(name, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // The listing holds one entry per session, listingKey → summary, written in
@@ -35,19 +35,8 @@ import (
 // newest 50 in 0.3 ms warm; 64, 0.10 s and 60 MiB, 1.3 ms; 256, 0.23 s and
 // 60 MiB, 3 ms).
 
-// ListQuery selects and orders sessions as wc-ls does. The zero value
-// lists every session, most recently updated first; sessions updated at the
-// same instant come in id order.
-type ListQuery struct {
-	Project string    // an absolute directory: its sessions and those below it ("/": all)
-	Since   time.Time // updated at or after (zero: no bound)
-	Until   time.Time // updated before (zero: no bound)
-	Title   string    // a substring of the title
-	Grep    string    // a substring of any stored message, of any branch
-	Fold    bool      // Title and Grep ignore case
-	Oldest  bool      // least recently updated first
-	Limit   int       // at most this many sessions (0: all)
-}
+// ListQuery selects and orders sessions as wc-ls does.
+type ListQuery = client.ListQuery
 
 // listingBatch and listingBatchBytes bound what one transaction of a
 // listing build writes, far below what Badger's transactions hold. A
@@ -79,75 +68,6 @@ func updatedTime(updated string) [listingTimeLen]byte {
 	return listingTime(t)
 }
 
-// The summary is what wc-ls filters on and prints, session.Info without
-// the id (it is in the key), in a layout read without reflection: a version
-// byte, the strings (length-prefixed, the project first for the filter),
-// flags, the counters as uvarints, the cost's float bits, then the optional
-// members. A new member of session.Info needs a new version and schema, so
-// that the first writer rebuilds the listing.
-const summaryVersion = 1
-
-const (
-	flagCacheCreation = 1 << iota
-	flagCacheRead
-	flagApproximate
-	flagForked
-)
-
-func appendSummaryString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
-func encodeSummary(m *session.Meta) []byte {
-	titleSource := m.TitleSource
-	if titleSource == "" {
-		titleSource = session.TitleDefault // as DecodeMeta reads it back
-	}
-	b := make([]byte, 0, 96+len(m.ProjectPath)+len(m.Title)+len(m.CreatedAt)+len(m.UpdatedAt))
-	b = append(b, summaryVersion)
-	b = appendSummaryString(b, m.ProjectPath)
-	b = appendSummaryString(b, m.Title)
-	b = appendSummaryString(b, string(titleSource))
-	b = appendSummaryString(b, m.CreatedAt)
-	b = appendSummaryString(b, m.UpdatedAt)
-	var flags byte
-	if m.Usage.CacheCreationInputTokens != nil {
-		flags |= flagCacheCreation
-	}
-	if m.Usage.CacheReadInputTokens != nil {
-		flags |= flagCacheRead
-	}
-	if m.EditStats.Approximate {
-		flags |= flagApproximate
-	}
-	if m.ForkedFrom != nil {
-		flags |= flagForked
-	}
-	b = append(b, flags)
-	b = binary.AppendUvarint(b, m.MessageCount)
-	b = binary.AppendUvarint(b, m.UserMessageCount)
-	b = binary.AppendUvarint(b, m.Tokens)
-	b = binary.AppendUvarint(b, m.Head)
-	b = binary.AppendUvarint(b, uint64(len(m.Branches)))
-	b = binary.AppendUvarint(b, m.Usage.InputTokens)
-	b = binary.AppendUvarint(b, m.Usage.OutputTokens)
-	b = binary.AppendUvarint(b, uint64(m.Cost.UnpricedSteps))
-	b = binary.AppendUvarint(b, m.EditStats.Added)
-	b = binary.AppendUvarint(b, m.EditStats.Removed)
-	b = binary.BigEndian.AppendUint64(b, math.Float64bits(m.Cost.USD))
-	if p := m.Usage.CacheCreationInputTokens; p != nil {
-		b = binary.AppendUvarint(b, *p)
-	}
-	if p := m.Usage.CacheReadInputTokens; p != nil {
-		b = binary.AppendUvarint(b, *p)
-	}
-	if f := m.ForkedFrom; f != nil {
-		b = appendSummaryString(b, f.ID)
-		b = binary.AppendUvarint(b, f.Seq)
-	}
-	return b
-}
-
 // summaryOf is the summary of m as a reader of its stored form metaVal
 // decodes it: the JSON encoder replaces invalid UTF-8, so such a string is
 // taken from the stored form instead.
@@ -155,125 +75,13 @@ func summaryOf(m *session.Meta, metaVal []byte) ([]byte, error) {
 	valid := utf8.ValidString(m.ProjectPath) && utf8.ValidString(m.Title) && utf8.ValidString(string(m.TitleSource)) &&
 		utf8.ValidString(m.CreatedAt) && utf8.ValidString(m.UpdatedAt) && (m.ForkedFrom == nil || utf8.ValidString(m.ForkedFrom.ID))
 	if valid {
-		return encodeSummary(m), nil
+		return client.EncodeSummary(m), nil
 	}
 	stored, err := session.DecodeMeta(metaVal)
 	if err != nil {
 		return nil, err
 	}
-	return encodeSummary(&stored), nil
-}
-
-// summaryReader walks a summary; a malformed one sets bad and reads zeros.
-type summaryReader struct {
-	b   []byte
-	pos int
-	bad bool
-}
-
-func (r *summaryReader) fail() {
-	r.bad = true
-	r.pos = len(r.b)
-}
-
-func (r *summaryReader) byte() byte {
-	if r.pos >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	r.pos++
-	return r.b[r.pos-1]
-}
-
-func (r *summaryReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b[r.pos:])
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.pos += n
-	return v
-}
-
-func (r *summaryReader) uint64() uint64 {
-	if len(r.b)-r.pos < 8 {
-		r.fail()
-		return 0
-	}
-	r.pos += 8
-	return binary.BigEndian.Uint64(r.b[r.pos-8:])
-}
-
-// span returns the bounds of the next string.
-func (r *summaryReader) span() (start, end int) {
-	n := r.uvarint()
-	if n > uint64(len(r.b)-r.pos) {
-		r.fail()
-		return r.pos, r.pos
-	}
-	start = r.pos
-	r.pos += int(n)
-	return start, r.pos
-}
-
-func newSummaryReader(v []byte) summaryReader {
-	r := summaryReader{b: v}
-	if r.byte() != summaryVersion {
-		r.fail()
-	}
-	return r
-}
-
-func damagedListing(id sid) error {
-	return fmt.Errorf("store: the listing entry of session %s is damaged", id)
-}
-
-// decodeSummary reads a summary into the Info of session id. Its strings
-// share one allocation.
-func decodeSummary(id sid, v []byte) (session.Info, error) {
-	r := newSummaryReader(v)
-	all := string(v)
-	str := func() string {
-		start, end := r.span()
-		return all[start:end]
-	}
-	info := session.Info{ID: id.String()}
-	info.ProjectPath = str()
-	info.Title = str()
-	info.TitleSource = session.TitleSource(str())
-	info.CreatedAt = str()
-	info.UpdatedAt = str()
-	flags := r.byte()
-	info.MessageCount = r.uvarint()
-	info.UserMessageCount = r.uvarint()
-	info.Tokens = r.uvarint()
-	info.Head = r.uvarint()
-	info.Branches = int(r.uvarint())
-	info.Usage.InputTokens = r.uvarint()
-	info.Usage.OutputTokens = r.uvarint()
-	unpriced := r.uvarint()
-	info.Cost.UnpricedSteps = uint32(unpriced)
-	info.EditStats.Added = r.uvarint()
-	info.EditStats.Removed = r.uvarint()
-	info.EditStats.Approximate = flags&flagApproximate != 0
-	info.Cost.USD = math.Float64frombits(r.uint64())
-	if flags&flagCacheCreation != 0 {
-		n := r.uvarint()
-		info.Usage.CacheCreationInputTokens = &n
-	}
-	if flags&flagCacheRead != 0 {
-		n := r.uvarint()
-		info.Usage.CacheReadInputTokens = &n
-	}
-	if flags&flagForked != 0 {
-		origin := &session.ForkOrigin{ID: str()}
-		origin.Seq = r.uvarint()
-		info.ForkedFrom = origin
-	}
-	if r.bad || r.pos != len(v) || unpriced > math.MaxUint32 || info.Branches < 0 {
-		return session.Info{}, damagedListing(id)
-	}
-	return info, nil
+	return client.EncodeSummary(&stored), nil
 }
 
 // listFilter is a ListQuery prepared for testing summaries.
@@ -349,18 +157,16 @@ func (f *listFilter) keepSummary(id sid, v []byte) (bool, error) {
 	if f.q.Project == "" && f.title == "" {
 		return true, nil
 	}
-	r := newSummaryReader(v)
-	ps, pe := r.span()
-	ts, te := r.span()
-	if r.bad {
-		return false, damagedListing(id)
+	project, ok := client.SummaryField(v, client.SummaryProject)
+	title, ok2 := client.SummaryField(v, client.SummaryTitle)
+	if !ok || !ok2 {
+		return false, client.DamagedListing(id)
 	}
-	if project := v[ps:pe]; f.q.Project != "" && f.q.Project != "/" &&
+	if f.q.Project != "" && f.q.Project != "/" &&
 		string(project) != f.q.Project && !bytes.HasPrefix(project, []byte(f.projectSlash)) {
 		return false, nil
 	}
 	if f.title != "" {
-		title := v[ts:te]
 		if f.q.Fold {
 			title = bytes.ToLower(title)
 		}
@@ -571,7 +377,7 @@ func deriveListing(txn *badger.Txn) ([]listEntry, error) {
 		if err != nil {
 			return corrupt(id, "its metadata is malformed")
 		}
-		entries = append(entries, listEntry{listingKey(id, updatedTime(m.UpdatedAt)), encodeSummary(&m)})
+		entries = append(entries, listEntry{listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m)})
 		return nil
 	})
 	slices.SortFunc(entries, func(a, b listEntry) int { return bytes.Compare(a.key, b.key) })
@@ -643,7 +449,7 @@ func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, err
 func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	var fnErr error
 	err := s.listSummaries(q, func(id sid, v []byte) error {
-		info, err := decodeSummary(id, v)
+		info, err := client.DecodeSummary(id, v)
 		if err != nil {
 			return err
 		}
@@ -747,7 +553,7 @@ func (s *Store) buildListing() error {
 				if err != nil {
 					return corrupt(id, "its metadata is malformed")
 				}
-				return add(listEntry{listingKey(id, updatedTime(m.UpdatedAt)), encodeSummary(&m)})
+				return add(listEntry{listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m)})
 			})
 		})
 	}

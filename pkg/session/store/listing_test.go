@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -343,7 +344,7 @@ func TestListingConsistency(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Shutdown(dir, 10*time.Second); err != nil {
+	if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r := open(t, dir, Read)
@@ -586,32 +587,6 @@ func TestListingCommitRedo(t *testing.T) {
 	}
 	if got := pathSeqsOf(t, s, m.ID, m.Head); len(got) != lo+1 {
 		t.Errorf("path of %d nodes, want %d", len(got), lo+1)
-	}
-}
-
-// Summaries decode to what the metadata says, and damage is reported.
-func TestSummaryRoundTrip(t *testing.T) {
-	five := uint64(5)
-	m := session.Meta{ID: testID(1, 1), Title: "t", ProjectPath: "/p", CreatedAt: "c", UpdatedAt: "u",
-		Usage: session.Usage{InputTokens: 1 << 62, OutputTokens: 2, CacheReadInputTokens: &five},
-		Cost:  session.Cost{USD: 0.1 + 0.2, UnpricedSteps: 3}, EditStats: session.EditStats{Added: 4, Approximate: true},
-		Head: 9, Branches: []session.NamedBranch{{Name: "a", Seq: 1}}, ForkedFrom: &session.ForkOrigin{ID: testID(2, 2), Seq: 7},
-		MessageCount: 9, UserMessageCount: 4, Tokens: 1234}
-	id, _ := parseID(m.ID)
-	v := encodeSummary(&m)
-	want := m.Info()
-	want.TitleSource = session.TitleDefault
-	if got, err := decodeSummary(id, v); err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("decoded %+v, %v\nwant %+v", got, err, want)
-	}
-	// Guards the layout: wc-ls prints session.Info from the summary alone.
-	if n := reflect.TypeFor[session.Info]().NumField(); n != 15 {
-		t.Errorf("session.Info has %d members; the summary holds 15: extend it (summaryVersion, schema)", n)
-	}
-	for _, bad := range [][]byte{nil, {2}, v[:len(v)-1], append(v[:len(v):len(v)], 0)} {
-		if _, err := decodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session") {
-			t.Errorf("decoding %x: %v", bad, err)
-		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // minPrefix is the fewest hex digits a session prefix may have.
@@ -17,7 +18,7 @@ const minPrefix = 4
 // Resolve turns a full id (any case, dashes optional) or a unique prefix of
 // at least 4 hex digits into the canonical lowercase id.
 func (s *Store) Resolve(ref string) (string, error) {
-	digits, ok := refDigits(ref)
+	digits, ok := client.RefDigits(ref)
 	if !ok || len(digits) < minPrefix || len(digits) > 2*idLen {
 		return "", &RefError{Ref: ref}
 	}
@@ -82,7 +83,7 @@ func (s *Store) Resolve(ref string) (string, error) {
 	case n == 0:
 		return "", sessionNotFound(ref)
 	case n > 1:
-		return "", &textError{msg: fmt.Sprintf("session prefix %s is ambiguous (%d sessions match)", ref, n), kind: ErrAmbiguous}
+		return "", &client.KindError{Msg: fmt.Sprintf("session prefix %s is ambiguous (%d sessions match)", ref, n), Kind: ErrAmbiguous}
 	}
 	return match.String(), nil
 }
@@ -113,9 +114,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 	return m, mapErr("read", err)
 }
 
-func corrupt(id sid, what string, args ...any) error {
-	return fmt.Errorf("store: session %s is damaged: %s", id, fmt.Sprintf(what, args...))
-}
+func corrupt(id sid, what string, args ...any) error { return client.Damaged(id, what, args...) }
 
 // nextSeq reads the session's next_seq without decoding the metadata:
 // nodes at or above it are orphans of an interrupted commit and invisible.
@@ -281,62 +280,7 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	if err != nil {
 		return err
 	}
-	return decodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
-}
-
-// decodeAhead runs read, which emits stored nodes, on a goroutine of its
-// own that decodes them in batches while fn works through the ones before,
-// on the caller's goroutine. It returns fn's error, else read's. fn must
-// not use the handle: read may be using it.
-func decodeAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(*session.Node) error) error {
-	batches := make(chan []session.Node, 2)
-	stop := make(chan struct{})
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(batches)
-		var batch []session.Node
-		size := 0
-		send := func() bool {
-			select {
-			case batches <- batch:
-				batch, size = nil, 0
-				return true
-			case <-stop:
-				return false
-			}
-		}
-		err := read(func(seq uint64, raw []byte) error {
-			n, derr := session.DecodeNode(seq, raw)
-			if derr != nil {
-				return corrupt(key, "node %d is malformed: %v", seq, derr)
-			}
-			batch = append(batch, n)
-			if size += len(raw); size >= pathBatchBytes && !send() {
-				return errPathStopped
-			}
-			return nil
-		})
-		if err != errPathStopped && len(batch) > 0 {
-			send() // what was read before an error is still passed on
-		}
-		readErr <- err
-	}()
-	var fnErr error
-	for batch := range batches {
-		for i := 0; i < len(batch) && fnErr == nil; i++ {
-			fnErr = fn(&batch[i])
-		}
-		if fnErr != nil {
-			close(stop)
-			for range batches { // let the reader finish its transaction
-			}
-		}
-	}
-	err := <-readErr
-	if fnErr != nil {
-		return fnErr
-	}
-	return err
+	return client.DecodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
 }
 
 // PathRaw calls fn with the stored value of each node from the root to
@@ -350,90 +294,8 @@ func (s *Store) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 	if err != nil {
 		return err
 	}
-	return readAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+	return client.ReadAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
 }
-
-// readAhead runs read, which emits stored nodes, on a goroutine of its own
-// that copies them into batches while fn works through the ones before, on
-// the caller's goroutine. It returns fn's error, else read's. fn must not
-// use the handle: read may be using it.
-func readAhead(key sid, read func(emit func(seq uint64, raw []byte) error) error, fn func(seq uint64, raw []byte) error) error {
-	type item struct {
-		seq        uint64
-		start, end int
-	}
-	type batch struct {
-		data  []byte
-		items []item
-	}
-	batches := make(chan *batch, 2)
-	free := make(chan *batch, 3)
-	stop := make(chan struct{})
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(batches)
-		b := &batch{}
-		send := func() bool {
-			select {
-			case batches <- b:
-			case <-stop:
-				return false
-			}
-			select {
-			case b = <-free:
-				b.data, b.items = b.data[:0], b.items[:0]
-			default:
-				b = &batch{}
-			}
-			return true
-		}
-		err := read(func(seq uint64, raw []byte) error {
-			b.items = append(b.items, item{seq, len(b.data), len(b.data) + len(raw)})
-			b.data = append(b.data, raw...)
-			if len(b.data) >= pathBatchBytes && !send() {
-				return errPathStopped
-			}
-			return nil
-		})
-		if err != errPathStopped && len(b.items) > 0 {
-			send() // what was read before an error is still passed on
-		}
-		readErr <- err
-	}()
-	var fnErr error
-	for b := range batches {
-		for _, it := range b.items {
-			if fnErr = fn(it.seq, b.data[it.start:it.end]); fnErr != nil {
-				var inv *session.InvalidError
-				if errors.As(fnErr, &inv) {
-					fnErr = corrupt(key, "node %d is malformed: %v", it.seq, fnErr)
-				}
-				break
-			}
-		}
-		if fnErr != nil {
-			close(stop)
-			for range batches { // let the reader finish its transaction
-			}
-			break
-		}
-		select {
-		case free <- b:
-		default:
-		}
-	}
-	err := <-readErr
-	if fnErr != nil {
-		return fnErr
-	}
-	return err
-}
-
-// pathBatchBytes is how much stored JSON the reader of Path decodes ahead of
-// fn, per batch; two batches may wait.
-const pathBatchBytes = 256 << 10
-
-var errPathStopped = errors.New("store: path reading stopped")
 
 // pathRaw calls fn with the stored value of each node from the root to
 // head, in order; raw is valid only during fn, and fn's error is returned

@@ -15,41 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
-
-// Handle is what commands do with an open store: a *Store opened in this
-// process, or a *Client of the resident store process that holds it open
-// for many short commands (Badger's read-write open and close cost more
-// than the work of a typical command).
-type Handle interface {
-	Resolve(ref string) (string, error)
-	Meta(id string) (session.Meta, error)
-	Node(id string, seq uint64) (session.Node, error)
-	Walk(id string, from uint64, max int, fn func(*session.Node) bool) error
-	Nodes(id string, fn func(seq uint64, raw []byte) error) error
-	Path(id string, head uint64, fn func(*session.Node) error) error
-	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
-	List(fn func(*session.Meta) error) error
-	ListInfo(q ListQuery, fn func(*session.Info) error) error
-	Commit(meta *session.Meta, nodes []session.Node) error
-	PutBlob(id string, sum [32]byte, data []byte) error
-	Blob(id string, sum [32]byte) ([]byte, error)
-	Collect(m *session.Meta, dryRun bool) (Freed, error)
-	// Settle marks a point between the items of a batch (see Store.Settle).
-	Settle() error
-	Close() error
-}
-
-var (
-	_ Handle = (*Store)(nil)
-	_ Handle = (*Client)(nil)
-)
-
-// SocketPath is where the resident process of the store in dir listens.
-func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 
 // A streamed result is sent in chunks of at most this many items or about
 // this many bytes, each pulled by the client, so that neither side holds a
@@ -58,92 +26,6 @@ const (
 	chunkItems = 256
 	chunkBytes = 256 << 10
 )
-
-type wireNode struct {
-	Seq   uint64
-	Value []byte
-}
-
-type wireReq struct {
-	Op      string
-	Mode    Mode
-	Timeout time.Duration
-	ID      string
-	Seq     uint64
-	Max     int
-	Meta    []byte
-	Nodes   []wireNode
-	Sum     [32]byte
-	Data    []byte
-	DryRun  bool
-	// Defer lets the server answer a write before syncing it: the client
-	// writes more and ends with "end", which syncs them all at once.
-	Defer bool
-	Query ListQuery
-	// Packed asks for a stream's items in Data, one after another, each
-	// as seq (8 bytes), length (4 bytes, big endian) and value: one copy
-	// per chunk instead of one allocation per item. A server that does
-	// not know it sends Items, which the client reads as well.
-	Packed bool
-}
-
-type wireErr struct{ Kind, Msg, Ref string }
-
-type wireResp struct {
-	Err   *wireErr
-	Str   string
-	Meta  []byte
-	Items []wireNode
-	More  bool
-	Data  []byte
-	Freed Freed
-}
-
-// toWire keeps an error's kind across the socket, so that exit statuses do
-// not depend on where the store was opened.
-func toWire(err error) *wireErr {
-	if err == nil {
-		return nil
-	}
-	var ref *RefError
-	var inv *session.InvalidError
-	switch {
-	case errors.As(err, &ref):
-		return &wireErr{Kind: "ref", Ref: ref.Ref}
-	case errors.As(err, &inv):
-		return &wireErr{Kind: "invalid", Msg: inv.Msg}
-	case errors.Is(err, ErrNotFound):
-		return &wireErr{Kind: "notfound", Msg: err.Error()}
-	case errors.Is(err, ErrAmbiguous):
-		return &wireErr{Kind: "ambiguous", Msg: err.Error()}
-	case errors.Is(err, ErrBusy):
-		return &wireErr{Kind: "busy", Msg: err.Error()}
-	case errors.Is(err, ErrNotStore):
-		return &wireErr{Kind: "notstore", Msg: err.Error()}
-	}
-	return &wireErr{Kind: "other", Msg: err.Error()}
-}
-
-func (e *wireErr) err() error {
-	if e == nil {
-		return nil
-	}
-	switch e.Kind {
-	case "ref":
-		return &RefError{Ref: e.Ref}
-	case "invalid":
-		return &session.InvalidError{Msg: e.Msg}
-	case "notfound":
-		return &textError{msg: e.Msg, kind: ErrNotFound}
-	case "ambiguous":
-		return &textError{msg: e.Msg, kind: ErrAmbiguous}
-	case "busy":
-		return &textError{msg: e.Msg, kind: ErrBusy}
-	case "notstore":
-		return &textError{msg: e.Msg, kind: ErrNotStore}
-	}
-	return errors.New(e.Msg)
-}
 
 // sessionLock is the resident process's stand-in for Dir/lock: writers
 // exclusive, readers shared, a wait bounded by the client's lock timeout.
@@ -267,7 +149,7 @@ func Serve(opts Options, cfg ServeConfig) error {
 		d.Close()
 		return err
 	}
-	sock := SocketPath(root)
+	sock := client.SocketPath(root)
 	_ = os.Remove(sock) // left by a server that died; we hold the lock now
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -358,7 +240,7 @@ func openServed(opts Options, dir, root string, wait time.Duration) (*Store, err
 
 // serverAnswers reports whether a resident process listens for dir.
 func serverAnswers(dir string) bool {
-	conn, err := dialSocket(dir)
+	conn, err := client.DialSocket(dir)
 	if err != nil {
 		return false
 	}
@@ -375,6 +257,7 @@ type server struct {
 	sock     string
 	sockInfo os.FileInfo // nil once we removed the socket ourselves
 	stale    func() bool
+	private  bool // serves one client, with a store of its own (ServePrivate)
 	lock     sessionLock
 	listed   listCache
 	conns    sync.WaitGroup
@@ -490,31 +373,31 @@ func (s *server) touch() {
 // killed.
 func (s *server) serveConn(conn net.Conn) {
 	defer conn.Close()
-	wc := newWireConn(conn)
-	var hello wireHello
-	if err := wc.recv(&hello); err != nil {
+	wc := client.NewConn(conn)
+	var hello client.Hello
+	if err := wc.Recv(&hello); err != nil {
 		return
 	}
-	welcome := wireWelcome{Proto: protocolVersion, Build: buildID()}
+	welcome := client.Welcome{Proto: client.ProtocolVersion, Build: client.BuildID()}
 	switch {
 	case hello.Op == "shutdown":
 		s.shutdown()
-		_ = wc.send(&welcome)
+		_ = wc.Send(&welcome)
 		return
-	case hello.Proto != protocolVersion || hello.Build != welcome.Build || s.stale != nil && s.stale():
+	case hello.Proto != client.ProtocolVersion || hello.Build != welcome.Build || s.stale != nil && s.stale():
 		// A client of another build: make way for a resident process of
 		// its own once the clients being served are done.
 		s.shutdown()
-		welcome.Err = &wireErr{Kind: "stale"}
-		_ = wc.send(&welcome)
+		welcome.Err = &client.WireError{Kind: "stale"}
+		_ = wc.Send(&welcome)
 		return
 	case hello.Op != "begin":
 		return
 	}
 	mode := hello.Mode
 	if err := s.lock.acquire(mode, hello.Timeout, s.dir); err != nil {
-		welcome.Err = toWire(err)
-		_ = wc.send(&welcome)
+		welcome.Err = client.ToWire(err)
+		_ = wc.Send(&welcome)
 		return
 	}
 	defer s.lock.release(mode)
@@ -522,29 +405,37 @@ func (s *server) serveConn(conn net.Conn) {
 		// After the client has its answer, before the next one comes.
 		defer func() { _ = s.st.tidy() }()
 	}
-	for _, ref := range hello.Refs[:min(len(hello.Refs), maxPrefetched)] {
+	s.converse(wc, &hello, &welcome, func(unsynced bool) error {
+		if unsynced {
+			return s.sync()
+		}
+		return nil
+	})
+}
+
+// converse answers the references of a client's hello with its welcome,
+// then the client's requests until it ends (end makes what it wrote
+// durable) or goes.
+func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.Welcome, end func(unsynced bool) error) {
+	for _, ref := range hello.Refs[:min(len(hello.Refs), client.MaxPrefetched)] {
 		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
 	}
-	if err := wc.send(&welcome); err != nil {
+	if err := wc.Send(welcome); err != nil {
 		return
 	}
 	unsynced := false
 	for {
-		var req wireReq
-		if err := wc.recv(&req); err != nil {
+		var req client.Request
+		if err := wc.Recv(&req); err != nil {
 			return
 		}
 		residentRequests.Add(1)
-		if req.Op == "end" { // sent only by a client with unsynced writes
-			var err error
-			if unsynced {
-				err = s.sync()
-			}
-			_ = wc.send(&wireResp{Err: s.toWire(err)})
+		if req.Op == "end" {
+			_ = wc.Send(&client.Response{Err: s.toWire(end(unsynced))})
 			return
 		}
-		if mode == Read && isWrite(req.Op) {
-			_ = wc.send(&wireResp{Err: toWire(errReadOnly)})
+		if hello.Mode == Read && isWrite(req.Op) {
+			_ = wc.Send(&client.Response{Err: client.ToWire(errReadOnly)})
 			continue
 		}
 		unsynced = unsynced || req.Op == "putblob" || req.Defer
@@ -554,17 +445,56 @@ func (s *server) serveConn(conn net.Conn) {
 	}
 }
 
+// ServePrivate serves the one client on conn with a store of its own (the
+// store process a command starts when it opens the store directly): it
+// opens the store in opts.Dir for the mode the client's hello asks,
+// waiting for the lock as long as the hello allows, and closes it when the
+// client ends, before answering, or goes. It returns the error of the open
+// or close, which the client has been told when it was still there.
+func ServePrivate(opts Options, conn io.ReadWriteCloser) error {
+	defer conn.Close()
+	wc := client.NewConn(conn)
+	var hello client.Hello
+	if err := wc.Recv(&hello); err != nil {
+		return err
+	}
+	welcome := client.Welcome{Proto: client.ProtocolVersion, Build: client.BuildID()}
+	if hello.Proto != client.ProtocolVersion || hello.Op != "begin" {
+		welcome.Err = &client.WireError{Kind: "stale"}
+		_ = wc.Send(&welcome)
+		return errors.New("store: a client of another protocol")
+	}
+	opts.LockTimeout = hello.Timeout
+	st, err := Open(opts, hello.Mode)
+	if err != nil {
+		welcome.Err = client.ToWire(err)
+		_ = wc.Send(&welcome)
+		return err
+	}
+	s := &server{st: st, dir: st.dir, root: st.dir, private: true}
+	var closeErr error
+	closed := false
+	s.converse(wc, &hello, &welcome, func(bool) error {
+		closed, closeErr = true, st.Close()
+		return closeErr
+	})
+	if !closed {
+		closeErr = st.Close()
+	}
+	return closeErr
+}
+
 func isWrite(op string) bool { return op == "commit" || op == "putblob" || op == "collect" }
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.
-func (s *server) handle(req *wireReq, wc *wireConn) error {
-	var resp wireResp
+func (s *server) handle(req *client.Request, wc *client.Conn) error {
+	var resp client.Response
 	var err error
 	switch req.Op {
 	case "resolve":
 		resp = s.resolve(req.ID)
-		return wc.send(&resp)
+		return wc.Send(&resp)
 	case "meta":
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
@@ -573,7 +503,7 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 	case "node":
 		var n session.Node
 		if n, err = s.st.Node(req.ID, req.Seq); err == nil {
-			resp.Items = []wireNode{{n.Seq, session.EncodeNode(&n)}}
+			resp.Items = []client.Item{{Seq: n.Seq, Value: session.EncodeNode(&n)}}
 		}
 	case "commit":
 		var m session.Meta
@@ -586,7 +516,11 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 				}
 				nodes = append(nodes, n)
 			}
-			if err == nil {
+			switch {
+			case err != nil:
+			case s.private:
+				err = s.st.Commit(&m, nodes)
+			default:
 				db, before := stamp(s.st)
 				if err = s.st.Commit(&m, nodes); err == nil {
 					_, after := stamp(s.st)
@@ -617,14 +551,14 @@ func (s *server) handle(req *wireReq, wc *wireConn) error {
 		err = fmt.Errorf("store: unknown request %q", req.Op)
 	}
 	resp.Err = s.toWire(err)
-	return wc.send(&resp)
+	return wc.Send(&resp)
 }
 
 // toWire keeps an error's kind, as the package's toWire does, and names the
 // store by its path rather than by the descriptor the process reaches it
 // through.
-func (s *server) toWire(err error) *wireErr {
-	e := toWire(err)
+func (s *server) toWire(err error) *client.WireError {
+	e := client.ToWire(err)
 	if e != nil && s.root != s.dir {
 		e.Msg = strings.ReplaceAll(e.Msg, s.root, s.dir)
 	}
@@ -637,13 +571,16 @@ var residentSyncs, residentRequests atomic.Int64
 
 // sync makes what was committed durable, as a command's Close would.
 func (s *server) sync() error {
+	if s.private {
+		return nil // its Close syncs, before the client's end is answered
+	}
 	residentSyncs.Add(1)
 	return s.st.syncNow()
 }
 
 // resolve answers a resolve request for ref.
-func (s *server) resolve(ref string) wireResp {
-	var resp wireResp
+func (s *server) resolve(ref string) client.Response {
+	var resp client.Response
 	id, err := s.st.Resolve(ref)
 	if err == nil {
 		resp.Str = id
@@ -659,7 +596,7 @@ const maxPrefetchNode = 256 << 10
 // prefetch adds the session's metadata and head node to the answer of a
 // resolve: what nearly every command asks for next, saving two round trips.
 // The client holds the lock, so neither can change before it reads them.
-func (s *server) prefetch(id string, resp *wireResp) {
+func (s *server) prefetch(id string, resp *client.Response) {
 	m, err := s.st.Meta(id)
 	if err != nil {
 		return // the client asks, and gets the error, itself
@@ -670,7 +607,7 @@ func (s *server) prefetch(id string, resp *wireResp) {
 	}
 	if n, err := s.st.Node(id, m.Head); err == nil {
 		if v := session.EncodeNode(&n); len(v) <= maxPrefetchNode {
-			resp.Items = []wireNode{{n.Seq, v}}
+			resp.Items = []client.Item{{Seq: n.Seq, Value: v}}
 		}
 	}
 }
@@ -679,11 +616,11 @@ var errClientStopped = errors.New("client stopped")
 
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with "more" (or ended with "stop").
-func (s *server) stream(req *wireReq, wc *wireConn) error {
+func (s *server) stream(req *client.Request, wc *client.Conn) error {
 	if req.Packed {
 		return s.streamAhead(req, wc)
 	}
-	var chunk []wireNode
+	var chunk []client.Item
 	size := 0
 	var connErr error
 	stopped := false
@@ -691,16 +628,16 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 		if stopped {
 			return errClientStopped
 		}
-		chunk = append(chunk, wireNode{seq, append([]byte(nil), value...)})
+		chunk = append(chunk, client.Item{Seq: seq, Value: append([]byte(nil), value...)})
 		if size += len(value); len(chunk) < chunkItems && size < chunkBytes {
 			return nil
 		}
-		if connErr = wc.send(&wireResp{Items: chunk, More: true}); connErr != nil {
+		if connErr = wc.Send(&client.Response{Items: chunk, More: true}); connErr != nil {
 			return connErr
 		}
 		chunk, size = chunk[:0], 0
-		var next wireReq
-		if connErr = wc.recv(&next); connErr != nil {
+		var next client.Request
+		if connErr = wc.Recv(&next); connErr != nil {
 			return connErr
 		}
 		if next.Op != "more" {
@@ -716,11 +653,11 @@ func (s *server) stream(req *wireReq, wc *wireConn) error {
 	if stopped {
 		return nil // the client stopped reading; it expects no more
 	}
-	return wc.send(&wireResp{Items: chunk, Err: s.toWire(err)})
+	return wc.Send(&client.Response{Items: chunk, Err: s.toWire(err)})
 }
 
 // run calls the store method a stream request names.
-func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) error {
+func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) error) error {
 	switch req.Op {
 	case "walk":
 		return s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
@@ -735,6 +672,9 @@ func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) er
 		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
 	case "listinfo": // each item: the id, then the summary
 		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }
+		if s.private {
+			return s.st.listSummaries(req.Query, item)
+		}
 		if ok, err := s.listed.query(s.st, req.Query, item); ok {
 			return err
 		}
@@ -747,8 +687,8 @@ func (s *server) run(req *wireReq, emit func(seq uint64, value []byte) error) er
 // whole range: the store is read a chunk ahead of the client's "more", on
 // a goroutine of its own, so that reading, the socket and the client's work
 // overlap.
-func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
-	chunks := make(chan *wireResp, 1)
+func (s *server) streamAhead(req *client.Request, wc *client.Conn) error {
+	chunks := make(chan *client.Response, 1)
 	free := make(chan []byte, 2)
 	stop := make(chan struct{})
 	go func() {
@@ -762,7 +702,7 @@ func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
 				return nil
 			}
 			select {
-			case chunks <- &wireResp{Data: packed, More: true}:
+			case chunks <- &client.Response{Data: packed, More: true}:
 			case <-stop:
 				return errClientStopped
 			}
@@ -776,7 +716,7 @@ func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
 		err := s.run(req, emit)
 		if err != errClientStopped {
 			select {
-			case chunks <- &wireResp{Data: packed, Err: toWire(err)}:
+			case chunks <- &client.Response{Data: packed, Err: client.ToWire(err)}:
 			case <-stop:
 			}
 		}
@@ -788,7 +728,7 @@ func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
 		return err
 	}
 	for resp := range chunks {
-		if err := wc.send(resp); err != nil {
+		if err := wc.Send(resp); err != nil {
 			return finish(err)
 		}
 		if !resp.More {
@@ -798,8 +738,8 @@ func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
 		case free <- resp.Data[:0]:
 		default:
 		}
-		var next wireReq
-		if err := wc.recv(&next); err != nil {
+		var next client.Request
+		if err := wc.Recv(&next); err != nil {
 			return finish(err)
 		}
 		if next.Op != "more" {
@@ -807,496 +747,4 @@ func (s *server) streamAhead(req *wireReq, wc *wireConn) error {
 		}
 	}
 	return nil
-}
-
-// Client is a command's connection to the resident store process. Like a
-// *Store it holds the lock (the server's) from Dial to Close.
-type Client struct {
-	conn     io.ReadWriteCloser
-	wc       *wireConn
-	mode     Mode
-	closed   bool
-	unsynced bool // a write the server has not synced yet
-	writes   int  // commits and collections so far
-	// What resolves brought along (see server.prefetch), by session id;
-	// valid while the lock is held, dropped by the session's writes.
-	prefetched map[string]*prefetched
-	// The welcome's answers to the references Dial was given, by
-	// reference; each is used once.
-	resolved map[string]*wireResp
-	// The listing DialListing sent with the hello, until its answer is
-	// read.
-	listing *ListQuery
-	chunk   []byte // a packed chunk's buffer, reused
-}
-
-type prefetched struct {
-	meta []byte
-	head wireNode // Value nil when it was not sent
-}
-
-// maxPrefetched bounds the prefetched sessions a client keeps.
-const maxPrefetched = 16
-
-// ErrNoServer is returned by Dial when no resident process serves the
-// store, or the one there is stopping or runs another build: start one, or
-// open the store directly.
-var ErrNoServer = errors.New("store: no resident store process")
-
-// Dial connects to the resident process of the store in opts.Dir and takes
-// its lock for mode, waiting up to opts.LockTimeout. It returns ErrBusy
-// when that wait timed out, and ErrNoServer when there is no resident
-// process to use. The first few refs, the references the command is about
-// to resolve, are resolved in the same round trip.
-func Dial(opts Options, mode Mode, refs ...string) (*Client, error) {
-	return connect(opts, mode, refs, nil)
-}
-
-// DialListing is Dial for a reader whose first request is ListInfo(q): the
-// request goes with the hello, and is answered after the welcome, saving
-// a round trip.
-func DialListing(opts Options, q ListQuery) (*Client, error) {
-	return connect(opts, Read, nil, &q)
-}
-
-func connect(opts Options, mode Mode, refs []string, listing *ListQuery) (*Client, error) {
-	conn, err := dialSocket(filepath.Clean(opts.Dir))
-	if err != nil {
-		return nil, ErrNoServer
-	}
-	c := &Client{conn: conn, wc: newWireConn(conn), mode: mode, listing: listing}
-	refs = refs[:min(len(refs), maxPrefetched)]
-	hello := wireHello{Proto: protocolVersion, Op: "begin", Build: buildID(), Mode: mode, Timeout: opts.LockTimeout, Refs: refs}
-	first := []wireMessage{&hello}
-	if listing != nil {
-		// A server that refuses the hello closes the connection without
-		// reading it.
-		first = append(first, listingReq(*listing))
-	}
-	var welcome wireWelcome
-	if err := c.wc.send(first...); err == nil {
-		err = c.wc.recv(&welcome)
-	}
-	switch {
-	case err != nil, welcome.Proto != protocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
-		// Stopping, or of another build: it makes way once its clients
-		// are done.
-		conn.Close()
-		return nil, ErrNoServer
-	case welcome.Err != nil:
-		conn.Close()
-		return nil, welcome.Err.err()
-	case len(welcome.Resolved) > len(refs):
-		conn.Close()
-		return nil, errConnLost
-	}
-	for i := range welcome.Resolved {
-		if c.resolved == nil {
-			c.resolved = map[string]*wireResp{}
-		}
-		c.resolved[refs[i]] = &welcome.Resolved[i]
-	}
-	return c, nil
-}
-
-// maxSocketPath is the longest socket path a connect or bind takes (108
-// bytes with its NUL on Linux), with room to spare.
-const maxSocketPath = 100
-
-// dialSocket connects to the socket of the store in dir; a path too long
-// for a socket is reached through the directory's descriptor.
-func dialSocket(dir string) (io.ReadWriteCloser, error) {
-	sock := SocketPath(dir)
-	if len(sock) <= maxSocketPath {
-		return dialBlocking(sock)
-	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	return dialBlocking(SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
-}
-
-// Shutdown asks the resident process of dir to stop when its clients are
-// done and waits up to timeout until it has closed the store (with 0, it
-// only asks). Without a server it does nothing.
-func Shutdown(dir string, timeout time.Duration) error {
-	dir = filepath.Clean(dir)
-	conn, err := dialSocket(dir)
-	if err != nil {
-		return nil
-	}
-	wc := newWireConn(conn)
-	if err := wc.send(&wireHello{Proto: protocolVersion, Op: "shutdown", Build: buildID()}); err == nil {
-		var welcome wireWelcome
-		_ = wc.recv(&welcome)
-	}
-	conn.Close()
-	if timeout <= 0 {
-		return nil
-	}
-	// The server has stopped listening; it releases Dir/lock once closed.
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	probe := &Store{dir: dir, lock: f}
-	if err := probe.flock(syscall.LOCK_EX, time.Now().Add(timeout)); err != nil {
-		return err
-	}
-	probe.unlock()
-	return nil
-}
-
-var errConnLost = errors.New("store: lost the connection to the resident store process")
-
-func (c *Client) call(req *wireReq) (*wireResp, error) {
-	if c.closed {
-		return nil, errClosed
-	}
-	if c.listing != nil {
-		sent := *c.listing
-		c.listing = nil
-		if req.Op == "listinfo" && !req.Packed && req.Query == sent {
-			return c.receive() // asked already, with the hello
-		}
-		if err := c.skipListing(); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.wc.send(req); err != nil {
-		return nil, errConnLost
-	}
-	var resp wireResp
-	if err := c.wc.recv(&resp); err != nil {
-		return nil, errConnLost
-	}
-	return &resp, nil
-}
-
-func (c *Client) do(req *wireReq) (*wireResp, error) {
-	resp, err := c.call(req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, resp.Err.err()
-}
-
-// stream pulls a streamed result chunk by chunk; fn's error stops it, and
-// value is valid only during fn. With readAhead, which suits reading whole
-// ranges, the items come packed, and it asks for the next chunk before
-// passing on the one it has, so that the server reads while fn works.
-func (c *Client) stream(req *wireReq, readAhead bool, fn func(seq uint64, value []byte) error) error {
-	req.Packed = readAhead
-	resp, err := c.call(req)
-	for err == nil {
-		asked := readAhead && resp.More
-		if asked {
-			if err := c.wc.send(&wireReq{Op: "more"}); err != nil {
-				return errConnLost
-			}
-		}
-		if ferr := eachItem(resp, fn); ferr != nil {
-			if resp.More {
-				if err := c.stopStream(asked); err != nil {
-					return err
-				}
-			}
-			return ferr
-		}
-		if !resp.More {
-			return resp.Err.err()
-		}
-		if asked {
-			c.chunk = resp.Data
-			resp, err = c.receive()
-		} else {
-			resp, err = c.call(&wireReq{Op: "more"})
-		}
-	}
-	return err
-}
-
-// listingReq is the request of ListInfo(q).
-func listingReq(q ListQuery) *wireReq { return &wireReq{Op: "listinfo", Query: q} }
-
-// skipListing reads the first chunk of the listing sent with the hello,
-// which the command turned out not to want, and stops it.
-func (c *Client) skipListing() error {
-	resp, err := c.receive()
-	if err != nil {
-		return err
-	}
-	if resp.More {
-		if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
-			return errConnLost
-		}
-	}
-	return nil
-}
-
-// stopStream ends a stream whose rest the client does not want. A chunk it
-// asked for already comes anyway; the server expects no reply to read
-// after "stop".
-func (c *Client) stopStream(asked bool) error {
-	if asked {
-		resp, err := c.receive()
-		if err != nil {
-			return err
-		}
-		if !resp.More {
-			return nil
-		}
-	}
-	if err := c.wc.send(&wireReq{Op: "stop"}); err != nil {
-		return errConnLost
-	}
-	return nil
-}
-
-// receive reads a response to a request already sent; a packed chunk goes
-// into the buffer of the one before.
-func (c *Client) receive() (*wireResp, error) {
-	var resp wireResp
-	if err := c.wc.recv(&resp); err != nil {
-		return nil, errConnLost
-	}
-	return &resp, nil
-}
-
-// eachItem calls fn with the items of a chunk, packed or not.
-func eachItem(resp *wireResp, fn func(seq uint64, value []byte) error) error {
-	for _, it := range resp.Items {
-		if err := fn(it.Seq, it.Value); err != nil {
-			return err
-		}
-	}
-	for d := resp.Data; len(d) > 0; {
-		if len(d) < 12 {
-			return errConnLost
-		}
-		seq, n := binary.BigEndian.Uint64(d), binary.BigEndian.Uint32(d[8:])
-		if uint64(n) > uint64(len(d)-12) {
-			return errConnLost
-		}
-		if err := fn(seq, d[12:12+n]); err != nil {
-			return err
-		}
-		d = d[12+n:]
-	}
-	return nil
-}
-
-// Resolve implements Handle.
-func (c *Client) Resolve(ref string) (string, error) {
-	resp := c.resolved[ref]
-	var err error
-	if resp != nil {
-		delete(c.resolved, ref) // answered once, as a request is
-		if c.closed {
-			return "", errClosed
-		}
-		err = resp.Err.err()
-	} else {
-		resp, err = c.do(&wireReq{Op: "resolve", ID: ref})
-	}
-	if err != nil {
-		return "", err
-	}
-	if resp.Meta != nil {
-		if len(c.prefetched) >= maxPrefetched || c.prefetched == nil {
-			c.prefetched = map[string]*prefetched{}
-		}
-		p := &prefetched{meta: resp.Meta}
-		if len(resp.Items) == 1 {
-			p.head = resp.Items[0]
-		}
-		c.prefetched[resp.Str] = p
-	}
-	return resp.Str, nil
-}
-
-// Meta implements Handle.
-func (c *Client) Meta(id string) (session.Meta, error) {
-	if p := c.prefetched[id]; p != nil {
-		return session.DecodeMeta(p.meta)
-	}
-	resp, err := c.do(&wireReq{Op: "meta", ID: id})
-	if err != nil {
-		return session.Meta{}, err
-	}
-	return session.DecodeMeta(resp.Meta)
-}
-
-// Node implements Handle.
-func (c *Client) Node(id string, seq uint64) (session.Node, error) {
-	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
-		return session.DecodeNode(seq, p.head.Value)
-	}
-	resp, err := c.do(&wireReq{Op: "node", ID: id, Seq: seq})
-	if err != nil {
-		return session.Node{}, err
-	}
-	if len(resp.Items) != 1 {
-		return session.Node{}, errConnLost
-	}
-	return session.DecodeNode(resp.Items[0].Seq, resp.Items[0].Value)
-}
-
-var errStopWalk = errors.New("stop walk")
-
-// Walk implements Handle.
-func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
-	err := c.stream(&wireReq{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
-		n, err := session.DecodeNode(seq, v)
-		if err != nil {
-			return err
-		}
-		if !fn(&n) {
-			return errStopWalk
-		}
-		return nil
-	})
-	if errors.Is(err, errStopWalk) {
-		return nil
-	}
-	return err
-}
-
-// Nodes implements Handle.
-func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
-	return c.stream(&wireReq{Op: "nodes", ID: id}, true, fn)
-}
-
-// Path implements Handle.
-func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) error {
-	key, err := parseID(id)
-	if err != nil {
-		return err
-	}
-	return decodeAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
-	}, fn)
-}
-
-// PathRaw implements Handle.
-func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
-	key, err := parseID(id)
-	if err != nil {
-		return err
-	}
-	return readAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&wireReq{Op: "path", ID: id, Seq: head}, true, emit)
-	}, fn)
-}
-
-// List implements Handle.
-func (c *Client) List(fn func(*session.Meta) error) error {
-	return c.stream(&wireReq{Op: "list"}, false, func(_ uint64, v []byte) error {
-		m, err := session.DecodeMeta(v)
-		if err != nil {
-			return err
-		}
-		return fn(&m)
-	})
-}
-
-// ListInfo implements Handle.
-func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(listingReq(q), false, func(_ uint64, v []byte) error {
-		if len(v) < idLen {
-			return errConnLost
-		}
-		info, err := decodeSummary(sid(v[:idLen]), v[idLen:])
-		if err != nil {
-			return err
-		}
-		return fn(&info)
-	})
-}
-
-// Commit implements Handle.
-func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
-	delete(c.prefetched, meta.ID)
-	c.resolved = nil
-	req := &wireReq{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]wireNode, len(nodes))}
-	for i := range nodes {
-		req.Nodes[i] = wireNode{nodes[i].Seq, session.EncodeNode(&nodes[i])}
-	}
-	req.Defer = c.deferSync()
-	_, err := c.do(req)
-	c.synced(req.Defer, err)
-	return err
-}
-
-// deferSync tells whether the server may answer the next write before it
-// syncs: a command's first write is synced at once, since it is usually
-// its only one; later ones are synced together when the command ends.
-func (c *Client) deferSync() bool {
-	c.writes++
-	return c.writes > 1
-}
-
-// synced notes what an answered write left unsynced.
-func (c *Client) synced(deferred bool, err error) {
-	if deferred {
-		c.unsynced = true
-	} else if err == nil {
-		c.unsynced = false // the server synced everything before answering
-	}
-}
-
-// PutBlob implements Handle.
-func (c *Client) PutBlob(id string, sum [32]byte, data []byte) error {
-	c.unsynced = true
-	_, err := c.do(&wireReq{Op: "putblob", ID: id, Sum: sum, Data: data})
-	return err
-}
-
-// Blob implements Handle.
-func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
-	resp, err := c.do(&wireReq{Op: "blob", ID: id, Sum: sum})
-	if err != nil {
-		return nil, err
-	}
-	return resp.Data, nil
-}
-
-// Collect implements Handle.
-func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
-	delete(c.prefetched, m.ID)
-	c.resolved = nil
-	req := &wireReq{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
-	if !dryRun {
-		req.Defer = c.deferSync()
-	}
-	resp, err := c.do(req)
-	if !dryRun {
-		c.synced(req.Defer, err)
-	}
-	if err != nil {
-		return Freed{}, err
-	}
-	return resp.Freed, nil
-}
-
-// Settle does nothing: the resident process bounds its own memory.
-func (c *Client) Settle() error { return nil }
-
-// Close ends the command's session. The server synced the first commit
-// before answering it; what was written after it is synced now, so that
-// what is printed next is on disk.
-func (c *Client) Close() error {
-	if c.closed {
-		return nil
-	}
-	var err error
-	if c.unsynced {
-		_, err = c.do(&wireReq{Op: "end"})
-	}
-	c.closed = true
-	c.conn.Close()
-	return err
 }

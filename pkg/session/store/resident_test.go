@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func serve(t testing.TB, dir string, idle time.Duration) <-chan error {
 	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: idle}) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
+		if c, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
 			c.Close()
 			break
 		}
@@ -41,16 +42,16 @@ func serve(t testing.TB, dir string, idle time.Duration) <-chan error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Cleanup(func() {
-		if err := Shutdown(dir, 10*time.Second); err != nil {
+		if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
 	return done
 }
 
-func dial(t *testing.T, dir string, mode Mode) *Client {
+func dial(t *testing.T, dir string, mode Mode) *client.Client {
 	t.Helper()
-	c, err := Dial(Options{Dir: dir, LockTimeout: 5 * time.Second}, mode)
+	c, err := dialStore(Options{Dir: dir, LockTimeout: 5 * time.Second}, mode)
 	if err != nil {
 		t.Fatalf("dial %v: %v", mode, err)
 	}
@@ -132,21 +133,27 @@ func TestResidentRoundTrip(t *testing.T) {
 func TestResidentLocking(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	serve(t, dir, time.Minute)
-	w := dial(t, dir, Write)
-	if _, err := Dial(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
+	conn, err := client.DialSocket(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Attach(conn, client.Ask{Mode: Write, LockTimeout: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
 		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for its lock)") {
 		t.Fatalf("second writer: %v", err)
 	}
-	if _, err := Dial(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Read); !errors.Is(err, ErrBusy) {
+	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Read); !errors.Is(err, ErrBusy) {
 		t.Fatalf("reader beside a writer: %v", err)
 	}
 	// A client that dies without ending its session frees the lock.
-	w.conn.Close()
+	conn.Close()
 	r1 := dial(t, dir, Read)
 	r2 := dial(t, dir, Read) // readers share
 	waiting := make(chan error, 1)
 	go func() {
-		c, err := Dial(Options{Dir: dir, LockTimeout: 10 * time.Second}, Write)
+		c, err := dialStore(Options{Dir: dir, LockTimeout: 10 * time.Second}, Write)
 		if err == nil {
 			err = c.Close()
 		}
@@ -188,7 +195,7 @@ func TestResidentLifecycle(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the idle server did not stop")
 	}
-	if _, err := os.Stat(SocketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(client.SocketPath(dir)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind: %v", err)
 	}
 	s, err := Open(Options{Dir: dir}, Write)
@@ -223,7 +230,7 @@ func TestResidentKilledMidCommit(t *testing.T) {
 		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			c, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read)
+			c, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read)
 			if err == nil {
 				c.Close()
 				break
@@ -240,13 +247,13 @@ func TestResidentKilledMidCommit(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; ; i++ {
-					c, err := Dial(Options{Dir: dir, LockTimeout: 5 * time.Second}, Write)
+					c, err := dialStore(Options{Dir: dir, LockTimeout: 5 * time.Second}, Write)
 					if err != nil {
 						return // the server is gone
 					}
 					text := fmt.Sprintf("r%d-w%d-%d", round, w, i)
 					if err := appendOne(c, id, text); err != nil {
-						c.conn.Close()
+						c.Close()
 						return
 					}
 					if err := c.Close(); err != nil {
@@ -321,18 +328,18 @@ func TestResidentMakesWay(t *testing.T) {
 			switch why {
 			case "stale":
 				stale.Store(true)
-				if _, err := Dial(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, ErrNoServer) {
+				if _, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, client.ErrNoServer) {
 					t.Fatalf("a stale process took a client: %v", err)
 				}
 			case "build":
-				conn, err := dialSocket(dir)
+				conn, err := client.DialSocket(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wc := newWireConn(conn)
-				var welcome wireWelcome
-				if err := wc.send(&wireHello{Proto: protocolVersion, Op: "begin", Build: "another build"}); err == nil {
-					err = wc.recv(&welcome)
+				wc := client.NewConn(conn)
+				var welcome client.Welcome
+				if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion, Op: "begin", Build: "another build"}); err == nil {
+					err = wc.Recv(&welcome)
 				}
 				conn.Close()
 				if welcome.Err == nil || welcome.Err.Kind != "stale" {
@@ -377,7 +384,7 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second process beside an answering one: %v", err)
 	}
-	if err := Shutdown(dir, 10*time.Second); err != nil {
+	if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -394,11 +401,11 @@ func TestResidentSyncs(t *testing.T) {
 	ids := []string{testID(0x51, 1), testID(0x52, 2), testID(0x53, 3)}
 	cases := []struct {
 		name  string
-		write func(c *Client) error
+		write func(c *client.Client) error
 		want  int64
 	}{
-		{"one commit", func(c *Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
-		{"three commits", func(c *Client) error {
+		{"one commit", func(c *client.Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
+		{"three commits", func(c *client.Client) error {
 			for _, id := range ids {
 				m := metaFor(id, nil)
 				if err := c.Commit(&m, nil); err != nil {
@@ -407,7 +414,7 @@ func TestResidentSyncs(t *testing.T) {
 			}
 			return nil
 		}, 2},
-		{"a blob, then a commit", func(c *Client) error {
+		{"a blob, then a commit", func(c *client.Client) error {
 			data := []byte("spilled")
 			if err := c.PutBlob(ids[0], sha256.Sum256(data), data); err != nil {
 				return err
@@ -415,7 +422,7 @@ func TestResidentSyncs(t *testing.T) {
 			m := metaFor(ids[0], nil)
 			return c.Commit(&m, nil)
 		}, 1},
-		{"a commit, then a blob", func(c *Client) error {
+		{"a commit, then a blob", func(c *client.Client) error {
 			m := metaFor(ids[1], nil)
 			if err := c.Commit(&m, nil); err != nil {
 				return err
@@ -423,7 +430,7 @@ func TestResidentSyncs(t *testing.T) {
 			data := []byte("later")
 			return c.PutBlob(ids[1], sha256.Sum256(data), data)
 		}, 2},
-		{"reads only", func(c *Client) error { _, err := c.Meta(ids[0]); return err }, 0},
+		{"reads only", func(c *client.Client) error { _, err := c.Meta(ids[0]); return err }, 0},
 	}
 	for _, tc := range cases {
 		before := residentSyncs.Load()
@@ -462,7 +469,7 @@ func TestResidentRebuildsOnClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Shutdown(dir, 30*time.Second); err != nil {
+	if _, err := client.Shutdown(dir, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -515,7 +522,7 @@ func TestResidentResolvesWithHello(t *testing.T) {
 	}
 	plain.Close()
 
-	c, err := Dial(Options{Dir: dir, LockTimeout: 5 * time.Second}, Read, refs...)
+	c, err := dialStore(Options{Dir: dir, LockTimeout: 5 * time.Second}, Read, refs...)
 	if err != nil {
 		t.Fatal(err)
 	}

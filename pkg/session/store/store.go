@@ -17,16 +17,24 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wctoolkit/wc/pkg/session/store/client"
+
 	"github.com/dgraph-io/badger/v4"
 )
 
 // Mode selects the lock and the kind of Badger open.
-type Mode int
+type Mode = client.Mode
 
 const (
-	Read  Mode = iota // shared lock, Badger ReadOnly
-	Write             // exclusive lock, Badger read-write
+	Read  = client.Read  // shared lock, Badger ReadOnly
+	Write = client.Write // exclusive lock, Badger read-write
 )
+
+// Handle is what commands do with an open store: a *Store, or a
+// *client.Client of the resident store process.
+type Handle = client.Handle
+
+var _ Handle = (*Store)(nil)
 
 // Options locate and tune a store.
 type Options struct {
@@ -414,7 +422,7 @@ func removeEmptyLogs(dbDir string) error {
 }
 
 func (s *Store) upgrade(deadline time.Time) error {
-	if err := flockCall(s.lock, syscall.LOCK_UN); err != nil {
+	if err := client.Flock(s.lock, syscall.LOCK_UN); err != nil {
 		return mapErr("lock", err)
 	}
 	return s.openWrite(deadline)

@@ -1,4 +1,4 @@
-package store
+package client
 
 import (
 	"bufio"
@@ -56,19 +56,19 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 // TestWireRoundTrip: every field of every message survives encoding, so a
 // field added to a message without its line in the codec fails here.
 func TestWireRoundTrip(t *testing.T) {
-	for _, m := range []wireMessage{&wireReq{}, &wireResp{}, &wireHello{Proto: protocolVersion}, &wireWelcome{Proto: protocolVersion}} {
+	for _, m := range []Message{&Request{}, &Response{}, &Hello{Proto: ProtocolVersion}, &Welcome{Proto: ProtocolVersion}} {
 		n := 0
 		fill(t, reflect.ValueOf(m).Elem(), &n)
 		switch v := m.(type) {
-		case *wireHello:
-			v.Proto = protocolVersion
-		case *wireWelcome:
-			v.Proto = protocolVersion
+		case *Hello:
+			v.Proto = ProtocolVersion
+		case *Welcome:
+			v.Proto = ProtocolVersion
 		}
 		a, b := net.Pipe()
-		go func() { _ = newWireConn(a).send(m) }()
-		got := reflect.New(reflect.TypeOf(m).Elem()).Interface().(wireMessage)
-		if err := newWireConn(b).recv(got); err != nil {
+		go func() { _ = NewConn(a).Send(m) }()
+		got := reflect.New(reflect.TypeOf(m).Elem()).Interface().(Message)
+		if err := NewConn(b).Recv(got); err != nil {
 			t.Fatalf("%T: %v", m, err)
 		}
 		if !reflect.DeepEqual(got, m) {
@@ -83,8 +83,8 @@ func TestWireRoundTrip(t *testing.T) {
 // refused rather than misread.
 func TestWireRefusesBadFrames(t *testing.T) {
 	var full bytes.Buffer
-	w := &wireConn{conn: nopConn{&full}}
-	if err := w.send(&wireReq{Op: "commit", ID: "x", Meta: []byte("{}"), Nodes: []wireNode{{1, []byte("v")}}}); err != nil {
+	w := &Conn{conn: nopConn{&full}}
+	if err := w.Send(&Request{Op: "commit", ID: "x", Meta: []byte("{}"), Nodes: []Item{{1, []byte("v")}}}); err != nil {
 		t.Fatal(err)
 	}
 	frame := full.Bytes()
@@ -95,14 +95,14 @@ func TestWireRefusesBadFrames(t *testing.T) {
 		"gob":            []byte("x\x7f\x03\x01\x01\x07wireReq\x01\xff\x80\x00\x01"),
 	}
 	for name, data := range cases {
-		var req wireReq
-		err := (&wireConn{r: newReader(data)}).recv(&req)
+		var req Request
+		err := (&Conn{r: newReader(data)}).Recv(&req)
 		if err == nil {
 			t.Errorf("%s: read as %+v", name, req)
 		}
 	}
-	var hello wireHello
-	if err := (&wireConn{r: newReader(frame)}).recv(&hello); !errors.Is(err, errBadFrame) {
+	var hello Hello
+	if err := (&Conn{r: newReader(frame)}).Recv(&hello); !errors.Is(err, errBadFrame) {
 		t.Errorf("a request read as a hello: %v %+v", err, hello)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package client
 
 import (
 	"bufio"
@@ -26,10 +26,10 @@ import (
 // the client. Any two builds can therefore tell that they differ, and any
 // build can ask any resident process to stop.
 
-// protocolVersion changes whenever a frame's layout or a request's meaning
+// ProtocolVersion changes whenever a frame's layout or a request's meaning
 // does. 2: the hello carries references to resolve, the welcome their
 // answers.
-const protocolVersion = 2
+const ProtocolVersion = 2
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -43,12 +43,12 @@ var errBadFrame = errors.New("store: malformed message from the resident store p
 // differ only in it.
 var buildTag string
 
-// buildID names the code of this binary: a resident process started by one
+// BuildID names the code of this binary: a resident process started by one
 // build never serves a client of another, whose idea of the store may
 // differ. Builds from the same tree with the same uncommitted changes look
 // alike; a resident process also stops when its executable is replaced
 // (see ServeConfig.Stale).
-var buildID = sync.OnceValue(func() string {
+var BuildID = sync.OnceValue(func() string {
 	var b strings.Builder
 	b.WriteString(buildTag)
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -62,24 +62,24 @@ var buildID = sync.OnceValue(func() string {
 	return b.String()
 })
 
-// wireConn frames messages on one connection.
-type wireConn struct {
+// Conn frames messages on one connection.
+type Conn struct {
 	conn io.ReadWriteCloser
 	r    *bufio.Reader
 	out  []byte
 }
 
-func newWireConn(conn io.ReadWriteCloser) *wireConn {
-	return &wireConn{conn: conn, r: bufio.NewReaderSize(conn, 4096)}
+func NewConn(conn io.ReadWriteCloser) *Conn {
+	return &Conn{conn: conn, r: bufio.NewReaderSize(conn, 4096)}
 }
 
-type wireMessage interface {
+type Message interface {
 	appendWire(b []byte) []byte
 	readWire(d *wireDecoder)
 }
 
-// send writes the frames of ms with one write.
-func (w *wireConn) send(ms ...wireMessage) error {
+// Send writes the frames of ms with one write.
+func (w *Conn) Send(ms ...Message) error {
 	w.out = w.out[:0]
 	for _, m := range ms {
 		start := len(w.out)
@@ -98,9 +98,9 @@ func (w *wireConn) send(ms ...wireMessage) error {
 	return err
 }
 
-// recv reads one frame into m. The byte slices m holds point into a buffer
+// Recv reads one frame into m. The byte slices m holds point into a buffer
 // of their own, never reused.
-func (w *wireConn) recv(m wireMessage) error {
+func (w *Conn) Recv(m Message) error {
 	var hdr [4]byte
 	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
 		return err
@@ -199,8 +199,8 @@ func appendString(b []byte, v string) []byte {
 	return append(b, v...)
 }
 
-// wireHello opens every connection.
-type wireHello struct {
+// Hello opens every connection.
+type Hello struct {
 	Proto   uint64
 	Op      string // "begin" or "shutdown"
 	Build   string
@@ -211,7 +211,7 @@ type wireHello struct {
 	Refs []string
 }
 
-func (h *wireHello) appendWire(b []byte) []byte {
+func (h *Hello) appendWire(b []byte) []byte {
 	b = append(b, wireMagic[:]...)
 	b = binary.AppendUvarint(b, h.Proto)
 	b = appendString(b, h.Op)
@@ -225,7 +225,7 @@ func (h *wireHello) appendWire(b []byte) []byte {
 	return b
 }
 
-func (h *wireHello) readWire(d *wireDecoder) {
+func (h *Hello) readWire(d *wireDecoder) {
 	var magic [4]byte
 	if d.fixed(magic[:]); magic != wireMagic {
 		d.fail()
@@ -234,7 +234,7 @@ func (h *wireHello) readWire(d *wireDecoder) {
 	h.Proto = d.uint()
 	h.Op = d.string()
 	h.Build = d.string()
-	if h.Proto != protocolVersion {
+	if h.Proto != ProtocolVersion {
 		d.b = nil // a later layout: what follows is not ours to read
 		return
 	}
@@ -250,17 +250,17 @@ func (h *wireHello) readWire(d *wireDecoder) {
 	}
 }
 
-// wireWelcome answers a hello: the server's protocol and build, whether
+// Welcome answers a hello: the server's protocol and build, whether
 // the client now holds the lock it asked for, and then the answers to the
 // hello's Refs, each as a "resolve" request would have had it.
-type wireWelcome struct {
+type Welcome struct {
 	Proto    uint64
 	Build    string
-	Err      *wireErr
-	Resolved []wireResp
+	Err      *WireError
+	Resolved []Response
 }
 
-func (w *wireWelcome) appendWire(b []byte) []byte {
+func (w *Welcome) appendWire(b []byte) []byte {
 	b = append(b, wireMagic[:]...)
 	b = binary.AppendUvarint(b, w.Proto)
 	b = appendString(b, w.Build)
@@ -272,7 +272,7 @@ func (w *wireWelcome) appendWire(b []byte) []byte {
 	return b
 }
 
-func (w *wireWelcome) readWire(d *wireDecoder) {
+func (w *Welcome) readWire(d *wireDecoder) {
 	var magic [4]byte
 	if d.fixed(magic[:]); magic != wireMagic {
 		d.fail()
@@ -280,7 +280,7 @@ func (w *wireWelcome) readWire(d *wireDecoder) {
 	}
 	w.Proto = d.uint()
 	w.Build = d.string()
-	if w.Proto != protocolVersion {
+	if w.Proto != ProtocolVersion {
 		d.b = nil
 		return
 	}
@@ -292,7 +292,7 @@ func (w *wireWelcome) readWire(d *wireDecoder) {
 	}
 	for range n {
 		sub := wireDecoder{b: d.bytes()}
-		var r wireResp
+		var r Response
 		r.readWire(&sub)
 		if sub.err != nil || len(sub.b) != 0 {
 			d.fail()
@@ -302,7 +302,7 @@ func (w *wireWelcome) readWire(d *wireDecoder) {
 	}
 }
 
-func appendErr(b []byte, e *wireErr) []byte {
+func appendErr(b []byte, e *WireError) []byte {
 	if e == nil {
 		return append(b, 0)
 	}
@@ -312,14 +312,14 @@ func appendErr(b []byte, e *wireErr) []byte {
 	return appendString(b, e.Ref)
 }
 
-func readErr(d *wireDecoder) *wireErr {
+func readErr(d *wireDecoder) *WireError {
 	if !d.bool() {
 		return nil
 	}
-	return &wireErr{Kind: d.string(), Msg: d.string(), Ref: d.string()}
+	return &WireError{Kind: d.string(), Msg: d.string(), Ref: d.string()}
 }
 
-func appendNodes(b []byte, nodes []wireNode) []byte {
+func appendNodes(b []byte, nodes []Item) []byte {
 	b = binary.AppendUvarint(b, uint64(len(nodes)))
 	for _, n := range nodes {
 		b = binary.AppendUvarint(b, n.Seq)
@@ -328,7 +328,7 @@ func appendNodes(b []byte, nodes []wireNode) []byte {
 	return b
 }
 
-func readNodes(d *wireDecoder) []wireNode {
+func readNodes(d *wireDecoder) []Item {
 	n := d.uint()
 	if n > uint64(len(d.b)) { // every node takes at least two bytes
 		d.fail()
@@ -337,9 +337,9 @@ func readNodes(d *wireDecoder) []wireNode {
 	if n == 0 {
 		return nil
 	}
-	nodes := make([]wireNode, n)
+	nodes := make([]Item, n)
 	for i := range nodes {
-		nodes[i] = wireNode{Seq: d.uint(), Value: d.bytes()}
+		nodes[i] = Item{Seq: d.uint(), Value: d.bytes()}
 	}
 	return nodes
 }
@@ -361,10 +361,10 @@ func readSum(d *wireDecoder) (sum [32]byte) {
 	return sum
 }
 
-// Every field of wireReq and wireResp, in order (TestWireRoundTrip checks
+// Every field of Request and Response, in order (TestWireRoundTrip checks
 // that none is left out).
 
-func (r *wireReq) appendWire(b []byte) []byte {
+func (r *Request) appendWire(b []byte) []byte {
 	b = appendString(b, r.Op)
 	b = binary.AppendUvarint(b, uint64(r.Mode))
 	b = binary.AppendVarint(b, int64(r.Timeout))
@@ -381,7 +381,7 @@ func (r *wireReq) appendWire(b []byte) []byte {
 	return appendBool(b, r.Packed)
 }
 
-func (r *wireReq) readWire(d *wireDecoder) {
+func (r *Request) readWire(d *wireDecoder) {
 	r.Op = d.string()
 	r.Mode = Mode(d.uint())
 	r.Timeout = time.Duration(d.int())
@@ -435,7 +435,7 @@ func readTime(d *wireDecoder) time.Time {
 	return time.Unix(0, d.int())
 }
 
-func (r *wireResp) appendWire(b []byte) []byte {
+func (r *Response) appendWire(b []byte) []byte {
 	b = appendErr(b, r.Err)
 	b = appendString(b, r.Str)
 	b = appendBytes(b, r.Meta)
@@ -447,7 +447,7 @@ func (r *wireResp) appendWire(b []byte) []byte {
 	return binary.AppendVarint(b, r.Freed.Bytes)
 }
 
-func (r *wireResp) readWire(d *wireDecoder) {
+func (r *Response) readWire(d *wireDecoder) {
 	r.Err = readErr(d)
 	r.Str = d.string()
 	r.Meta = d.bytes()
@@ -516,3 +516,7 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 }
 
 func (c *blockingConn) Close() error { return unix.Close(c.fd) }
+
+// NewSocket is a connection over fd, a connected stream socket (one end of
+// a socket pair), which it owns from now on.
+func NewSocket(fd int) io.ReadWriteCloser { return &blockingConn{fd: fd} }

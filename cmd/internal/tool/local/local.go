@@ -1,0 +1,145 @@
+// Package local opens the store in this process: wc-store serves it to the
+// other commands (as the resident store process, or privately to one
+// command that opens the store directly), and wc-compact opens it for its
+// batches. It is the only command package that links the store; the others
+// reach it through package client.
+package local
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
+)
+
+// Open opens the store in this process: tool.Spec.Direct.
+func Open(o tool.DirectOptions) (client.Handle, error) {
+	st, err := store.Open(store.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk}, o.Mode)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// residentMemoryLimit is a soft limit on the resident process's Go heap:
+// Badger's memtables and block cache live there (12-16 MB), and what a
+// command reads through it is garbage as soon as it is sent.
+const residentMemoryLimit = 40 << 20
+
+// ServeIfAsked runs the store process this process was started as, if it
+// was started as one by a command, and reports whether it was.
+func ServeIfAsked() bool {
+	if dir := os.Getenv(tool.PrivateEnv); dir != "" {
+		servePrivate(dir)
+		return true
+	}
+	dir := os.Getenv(tool.ServeEnv)
+	if dir == "" {
+		return false
+	}
+	syscall.Umask(0o077)
+	var status *os.File
+	if fd, err := strconv.Atoi(os.Getenv(tool.ServeStatusEnv)); err == nil && fd > 2 {
+		status = os.NewFile(uintptr(fd), "status")
+	}
+	report := func(b byte) {
+		if status != nil {
+			_, _ = status.Write([]byte{b})
+			status.Close()
+			status = nil
+		}
+	}
+	wait, _ := time.ParseDuration(os.Getenv(tool.ServeWaitEnv))
+	// Nobody reads this process's output. ErrStoreGone: exit at once.
+	err := Serve(dir, envTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(tool.StatusReady) })
+	if errors.Is(err, store.ErrBusy) {
+		report(tool.StatusBusy)
+	}
+	report(tool.StatusFailed) // unless it reported already
+	return true
+}
+
+// IdleFromEnv is how long the resident process waits for a command:
+// WC_RESIDENT_IDLE, else tool.ResidentIdle.
+func IdleFromEnv() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(tool.ResidentIdleEnv)); err == nil && d > 0 {
+		return d
+	}
+	return tool.ResidentIdle
+}
+
+// Serve runs the resident store process of dir until it has been idle
+// that long (forever with 0), a SIGTERM, SIGINT or SIGHUP, or a shutdown
+// request. sync syncs every write; wait bounds its wait for the store's
+// lock; ready is called once commands can connect.
+func Serve(dir string, sync bool, wait, idle time.Duration, ready func()) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(residentMemoryLimit)
+	}
+	if idle <= 0 {
+		idle = 1 << 62
+	}
+	exe, _ := os.Executable()
+	exeInfo, _ := os.Stat(exe)
+	// A signal closes the store as going idle does.
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		close(stop)
+	}()
+	cfg := store.ServeConfig{
+		Stop:  stop,
+		Idle:  idle,
+		Wait:  wait,
+		Ready: ready,
+		Stale: func() bool { return replaced(exe, exeInfo) },
+	}
+	return store.Serve(store.Options{Dir: dir, Sync: sync}, cfg)
+}
+
+// replaced reports whether the file at path is no longer the program this
+// process was started from: go install and go build write a new one in its
+// place, whose commands must not be served by the old code.
+func replaced(path string, was os.FileInfo) bool {
+	if was == nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	if err != nil {
+		return false // removed (go run's binaries are): nothing newer to make way for
+	}
+	return !os.SameFile(now, was) || !now.ModTime().Equal(was.ModTime()) || now.Size() != was.Size()
+}
+
+// privateFD is the descriptor a command passes its end of the socket pair
+// on (the first of exec.Cmd.ExtraFiles).
+const privateFD = 3
+
+// servePrivate serves the one command that started this process, on
+// descriptor 3, and exits with 1 when the store could not be opened or
+// closed (the command has been told why).
+func servePrivate(dir string) {
+	syscall.Umask(0o077)
+	// Ctrl-C reaches the command's whole process group; the command
+	// decides what it means, and this process ends with its connection.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+	err := store.ServePrivate(store.Options{Dir: dir, Sync: envTrue("WC_SYNC")}, client.NewSocket(privateFD))
+	if err != nil {
+		os.Exit(tool.ExitFailure)
+	}
+}
+
+func envTrue(name string) bool {
+	v := os.Getenv(name)
+	return v == "1" || v == "true"
+}

@@ -1,0 +1,91 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wctoolkit/wc/pkg/session/store/client"
+)
+
+// storeProgramEnv names the wc-store to run, for installs that keep it
+// apart from the other commands.
+const storeProgramEnv = "WC_STORE_PROGRAM"
+
+// storeProgram finds wc-store, the program that opens the store: where
+// WC_STORE_PROGRAM says, else beside this command, else on PATH.
+func storeProgram() (string, error) {
+	if p := os.Getenv(storeProgramEnv); p != "" {
+		return p, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "wc-store")
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	if p, err := exec.LookPath("wc-store"); err == nil {
+		return p, nil
+	}
+	return "", &Error{Code: ExitFailure, Msg: "cannot find wc-store, which opens the store",
+		Hints: []string{"install it beside this command or on PATH (go install ./cmd/...), or set " + storeProgramEnv}}
+}
+
+// privateStore is a command's own store process: wc-store, serving only
+// this command on a socket pair, opens the store for it and closes it when
+// the command ends. That is how a command that does not link the store
+// opens it directly.
+type privateStore struct {
+	*client.Client
+	proc *exec.Cmd
+}
+
+// openPrivate starts a private store process and takes the store's lock
+// through it, for ask.Mode, within ask.LockTimeout.
+func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
+	program, err := storeProgram()
+	if err != nil {
+		return nil, err
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot start wc-store: %w", err)
+	}
+	theirs := os.NewFile(uintptr(fds[1]), "store-socket")
+	cmd := exec.Command(program)
+	cmd.Env = append(os.Environ(), PrivateEnv+"="+dir)
+	if sync {
+		cmd.Env = append(cmd.Env, "WC_SYNC=true")
+	}
+	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
+	err = cmd.Start()
+	theirs.Close()
+	conn := client.NewSocket(fds[0])
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: cannot start %s: %v", program, err)
+	}
+	c, err := client.Attach(conn, ask)
+	if err != nil {
+		werr := cmd.Wait()
+		if errors.Is(err, client.ErrNoServer) {
+			return nil, fmt.Errorf("store: %s did not answer (%v): it must come from the same wc build as this command", program, werr)
+		}
+		return nil, err
+	}
+	return &privateStore{Client: c, proc: cmd}, nil
+}
+
+// Close ends the command's use of the store and waits until the store
+// process has closed it, so that the store is free when the command exits.
+func (p *privateStore) Close() error {
+	err := p.Client.Close()
+	if werr := p.proc.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("store: the store process failed: %v", werr)
+	}
+	return err
+}

@@ -1,0 +1,550 @@
+package client
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// SocketPath is where the resident process of the store in dir listens.
+func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
+
+// Client is a command's connection to a store process. Like a store opened
+// in the process, it holds the store's lock (the server's) from Dial to
+// Close.
+type Client struct {
+	conn     io.ReadWriteCloser
+	wc       *Conn
+	mode     Mode
+	closed   bool
+	unsynced bool // a write the server has not synced yet
+	writes   int  // commits and collections so far
+	// What resolves brought along (see server.prefetch), by session id;
+	// valid while the lock is held, dropped by the session's writes.
+	prefetched map[string]*prefetched
+	// The welcome's answers to the references Dial was given, by
+	// reference; each is used once.
+	resolved map[string]*Response
+	// The listing DialListing sent with the hello, until its answer is
+	// read.
+	listing *ListQuery
+	chunk   []byte // a packed chunk's buffer, reused
+	private bool   // the peer is a private store process (Attach)
+}
+
+type prefetched struct {
+	meta []byte
+	head Item // Value nil when it was not sent
+}
+
+// MaxPrefetched bounds the prefetched sessions a client keeps.
+const MaxPrefetched = 16
+
+// ErrNoServer is returned by Dial when no resident process serves the
+// store, or the one there is stopping or runs another build: start one, or
+// open the store directly.
+var ErrNoServer = errors.New("store: no resident store process")
+
+// Ask is how a command opens a store through a store process, and what it
+// asks first: both go with the connection's hello.
+type Ask struct {
+	Mode        Mode
+	LockTimeout time.Duration // how long the lock may be waited for
+	// Refs, the references the command is about to resolve, are resolved
+	// in the welcome (the first MaxPrefetched of them).
+	Refs []string
+	// Listing, for a reader whose first request is ListInfo(*Listing), is
+	// answered right after the welcome.
+	Listing *ListQuery
+}
+
+// Dial connects to the resident process of the store in dir and takes its
+// lock for ask.Mode, waiting up to ask.LockTimeout. It returns ErrBusy
+// when that wait timed out, and ErrNoServer when there is no resident
+// process to use.
+func Dial(dir string, ask Ask) (*Client, error) {
+	conn, err := DialSocket(filepath.Clean(dir))
+	if err != nil {
+		return nil, ErrNoServer
+	}
+	c, err := connect(conn, ask)
+	if err == errStale {
+		return nil, ErrNoServer
+	}
+	return c, err
+}
+
+// Attach is Dial over conn, a connection to a private store process that
+// serves this one client (wc-store with WC_STORE_PRIVATE): it opens the
+// store for ask.Mode when the hello comes, and closes it when the client
+// ends, before it answers Close, so that Close reports what closing the
+// store found. A peer that is gone or speaks another protocol is
+// ErrNoServer.
+func Attach(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
+	c, err := connect(conn, ask)
+	if err == errStale {
+		return nil, ErrNoServer
+	}
+	if c != nil {
+		c.private = true
+	}
+	return c, err
+}
+
+var errStale = errors.New("store: the store process is stopping or runs another build")
+
+// connect sends the hello on conn and reads the welcome; it closes conn on
+// failure.
+func connect(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
+	c := &Client{conn: conn, wc: NewConn(conn), mode: ask.Mode, listing: ask.Listing}
+	refs := ask.Refs[:min(len(ask.Refs), MaxPrefetched)]
+	hello := Hello{Proto: ProtocolVersion, Op: "begin", Build: BuildID(), Mode: ask.Mode, Timeout: ask.LockTimeout, Refs: refs}
+	first := []Message{&hello}
+	if ask.Listing != nil {
+		// A server that refuses the hello closes the connection without
+		// reading it.
+		first = append(first, listingReq(*ask.Listing))
+	}
+	var welcome Welcome
+	err := c.wc.Send(first...)
+	if err == nil {
+		err = c.wc.Recv(&welcome)
+	}
+	switch {
+	case err != nil, welcome.Proto != ProtocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
+		// Stopping, or of another build: it makes way once its clients
+		// are done.
+		conn.Close()
+		return nil, errStale
+	case welcome.Err != nil:
+		conn.Close()
+		return nil, welcome.Err.Err()
+	case len(welcome.Resolved) > len(refs):
+		conn.Close()
+		return nil, errConnLost
+	}
+	for i := range welcome.Resolved {
+		if c.resolved == nil {
+			c.resolved = map[string]*Response{}
+		}
+		c.resolved[refs[i]] = &welcome.Resolved[i]
+	}
+	return c, nil
+}
+
+// maxSocketPath is the longest socket path a connect or bind takes (108
+// bytes with its NUL on Linux), with room to spare.
+const maxSocketPath = 100
+
+// DialSocket connects to the socket of the store in dir; a path too long
+// for a socket is reached through the directory's descriptor.
+func DialSocket(dir string) (io.ReadWriteCloser, error) {
+	sock := SocketPath(dir)
+	if len(sock) <= maxSocketPath {
+		return dialBlocking(sock)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return dialBlocking(SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
+}
+
+// Shutdown asks the resident process of dir to stop when its clients are
+// done and waits up to timeout until it has closed the store (with 0, it
+// only asks). Without a server it does nothing and reports false.
+func Shutdown(dir string, timeout time.Duration) (bool, error) {
+	dir = filepath.Clean(dir)
+	conn, err := DialSocket(dir)
+	if err != nil {
+		return false, nil
+	}
+	wc := NewConn(conn)
+	if err := wc.Send(&Hello{Proto: ProtocolVersion, Op: "shutdown", Build: BuildID()}); err == nil {
+		var welcome Welcome
+		_ = wc.Recv(&welcome)
+	}
+	conn.Close()
+	if timeout <= 0 {
+		return true, nil
+	}
+	// The server has stopped listening; it releases Dir/lock once closed.
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		return true, nil
+	}
+	err = FlockUntil(f, syscall.LOCK_EX, time.Now().Add(timeout))
+	if errors.Is(err, ErrLockTimeout) {
+		return true, BusyError(dir)
+	}
+	if err != nil {
+		f.Close()
+		return true, fmt.Errorf("store: lock failed: %w", err)
+	}
+	Unlock(f)
+	return true, nil
+}
+
+var errClosed = errors.New("store: used after close")
+
+var errConnLost = errors.New("store: lost the connection to the resident store process")
+
+func (c *Client) call(req *Request) (*Response, error) {
+	if c.closed {
+		return nil, errClosed
+	}
+	if c.listing != nil {
+		sent := *c.listing
+		c.listing = nil
+		if req.Op == "listinfo" && !req.Packed && req.Query == sent {
+			return c.receive() // asked already, with the hello
+		}
+		if err := c.skipListing(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.wc.Send(req); err != nil {
+		return nil, errConnLost
+	}
+	var resp Response
+	if err := c.wc.Recv(&resp); err != nil {
+		return nil, errConnLost
+	}
+	return &resp, nil
+}
+
+func (c *Client) do(req *Request) (*Response, error) {
+	resp, err := c.call(req)
+	if err != nil {
+		return nil, err
+	}
+	return resp, resp.Err.Err()
+}
+
+// stream pulls a streamed result chunk by chunk; fn's error stops it, and
+// value is valid only during fn. With readAhead, which suits reading whole
+// ranges, the items come packed, and it asks for the next chunk before
+// passing on the one it has, so that the server reads while fn works.
+func (c *Client) stream(req *Request, readAhead bool, fn func(seq uint64, value []byte) error) error {
+	req.Packed = readAhead
+	resp, err := c.call(req)
+	for err == nil {
+		asked := readAhead && resp.More
+		if asked {
+			if err := c.wc.Send(&Request{Op: "more"}); err != nil {
+				return errConnLost
+			}
+		}
+		if ferr := eachItem(resp, fn); ferr != nil {
+			if resp.More {
+				if err := c.stopStream(asked); err != nil {
+					return err
+				}
+			}
+			return ferr
+		}
+		if !resp.More {
+			return resp.Err.Err()
+		}
+		if asked {
+			c.chunk = resp.Data
+			resp, err = c.receive()
+		} else {
+			resp, err = c.call(&Request{Op: "more"})
+		}
+	}
+	return err
+}
+
+// listingReq is the request of ListInfo(q).
+func listingReq(q ListQuery) *Request { return &Request{Op: "listinfo", Query: q} }
+
+// skipListing reads the first chunk of the listing sent with the hello,
+// which the command turned out not to want, and stops it.
+func (c *Client) skipListing() error {
+	resp, err := c.receive()
+	if err != nil {
+		return err
+	}
+	if resp.More {
+		if err := c.wc.Send(&Request{Op: "stop"}); err != nil {
+			return errConnLost
+		}
+	}
+	return nil
+}
+
+// stopStream ends a stream whose rest the client does not want. A chunk it
+// asked for already comes anyway; the server expects no reply to read
+// after "stop".
+func (c *Client) stopStream(asked bool) error {
+	if asked {
+		resp, err := c.receive()
+		if err != nil {
+			return err
+		}
+		if !resp.More {
+			return nil
+		}
+	}
+	if err := c.wc.Send(&Request{Op: "stop"}); err != nil {
+		return errConnLost
+	}
+	return nil
+}
+
+// receive reads a response to a request already sent; a packed chunk goes
+// into the buffer of the one before.
+func (c *Client) receive() (*Response, error) {
+	var resp Response
+	if err := c.wc.Recv(&resp); err != nil {
+		return nil, errConnLost
+	}
+	return &resp, nil
+}
+
+// eachItem calls fn with the items of a chunk, packed or not.
+func eachItem(resp *Response, fn func(seq uint64, value []byte) error) error {
+	for _, it := range resp.Items {
+		if err := fn(it.Seq, it.Value); err != nil {
+			return err
+		}
+	}
+	for d := resp.Data; len(d) > 0; {
+		if len(d) < 12 {
+			return errConnLost
+		}
+		seq, n := binary.BigEndian.Uint64(d), binary.BigEndian.Uint32(d[8:])
+		if uint64(n) > uint64(len(d)-12) {
+			return errConnLost
+		}
+		if err := fn(seq, d[12:12+n]); err != nil {
+			return err
+		}
+		d = d[12+n:]
+	}
+	return nil
+}
+
+// Resolve implements Handle.
+func (c *Client) Resolve(ref string) (string, error) {
+	resp := c.resolved[ref]
+	var err error
+	if resp != nil {
+		delete(c.resolved, ref) // answered once, as a request is
+		if c.closed {
+			return "", errClosed
+		}
+		err = resp.Err.Err()
+	} else {
+		resp, err = c.do(&Request{Op: "resolve", ID: ref})
+	}
+	if err != nil {
+		return "", err
+	}
+	if resp.Meta != nil {
+		if len(c.prefetched) >= MaxPrefetched || c.prefetched == nil {
+			c.prefetched = map[string]*prefetched{}
+		}
+		p := &prefetched{meta: resp.Meta}
+		if len(resp.Items) == 1 {
+			p.head = resp.Items[0]
+		}
+		c.prefetched[resp.Str] = p
+	}
+	return resp.Str, nil
+}
+
+// Meta implements Handle.
+func (c *Client) Meta(id string) (session.Meta, error) {
+	if p := c.prefetched[id]; p != nil {
+		return session.DecodeMeta(p.meta)
+	}
+	resp, err := c.do(&Request{Op: "meta", ID: id})
+	if err != nil {
+		return session.Meta{}, err
+	}
+	return session.DecodeMeta(resp.Meta)
+}
+
+// Node implements Handle.
+func (c *Client) Node(id string, seq uint64) (session.Node, error) {
+	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
+		return session.DecodeNode(seq, p.head.Value)
+	}
+	resp, err := c.do(&Request{Op: "node", ID: id, Seq: seq})
+	if err != nil {
+		return session.Node{}, err
+	}
+	if len(resp.Items) != 1 {
+		return session.Node{}, errConnLost
+	}
+	return session.DecodeNode(resp.Items[0].Seq, resp.Items[0].Value)
+}
+
+var errStopWalk = errors.New("stop walk")
+
+// Walk implements Handle.
+func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
+	err := c.stream(&Request{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
+		n, err := session.DecodeNode(seq, v)
+		if err != nil {
+			return err
+		}
+		if !fn(&n) {
+			return errStopWalk
+		}
+		return nil
+	})
+	if errors.Is(err, errStopWalk) {
+		return nil
+	}
+	return err
+}
+
+// Nodes implements Handle.
+func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
+	return c.stream(&Request{Op: "nodes", ID: id}, true, fn)
+}
+
+// Path implements Handle.
+func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) error {
+	key, err := ParseID(id)
+	if err != nil {
+		return err
+	}
+	return DecodeAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&Request{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
+}
+
+// PathRaw implements Handle.
+func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
+	key, err := ParseID(id)
+	if err != nil {
+		return err
+	}
+	return ReadAhead(key, func(emit func(uint64, []byte) error) error {
+		return c.stream(&Request{Op: "path", ID: id, Seq: head}, true, emit)
+	}, fn)
+}
+
+// List implements Handle.
+func (c *Client) List(fn func(*session.Meta) error) error {
+	return c.stream(&Request{Op: "list"}, false, func(_ uint64, v []byte) error {
+		m, err := session.DecodeMeta(v)
+		if err != nil {
+			return err
+		}
+		return fn(&m)
+	})
+}
+
+// ListInfo implements Handle.
+func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
+	return c.stream(listingReq(q), false, func(_ uint64, v []byte) error {
+		if len(v) < IDLen {
+			return errConnLost
+		}
+		info, err := DecodeSummary(ID(v[:IDLen]), v[IDLen:])
+		if err != nil {
+			return err
+		}
+		return fn(&info)
+	})
+}
+
+// Commit implements Handle.
+func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
+	delete(c.prefetched, meta.ID)
+	c.resolved = nil
+	req := &Request{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
+	for i := range nodes {
+		req.Nodes[i] = Item{nodes[i].Seq, session.EncodeNode(&nodes[i])}
+	}
+	req.Defer = c.deferSync()
+	_, err := c.do(req)
+	c.synced(req.Defer, err)
+	return err
+}
+
+// deferSync tells whether the server may answer the next write before it
+// syncs: a command's first write is synced at once, since it is usually
+// its only one; later ones are synced together when the command ends.
+func (c *Client) deferSync() bool {
+	c.writes++
+	return c.writes > 1
+}
+
+// synced notes what an answered write left unsynced.
+func (c *Client) synced(deferred bool, err error) {
+	if deferred {
+		c.unsynced = true
+	} else if err == nil {
+		c.unsynced = false // the server synced everything before answering
+	}
+}
+
+// PutBlob implements Handle.
+func (c *Client) PutBlob(id string, sum [32]byte, data []byte) error {
+	c.unsynced = true
+	_, err := c.do(&Request{Op: "putblob", ID: id, Sum: sum, Data: data})
+	return err
+}
+
+// Blob implements Handle.
+func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
+	resp, err := c.do(&Request{Op: "blob", ID: id, Sum: sum})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Data, nil
+}
+
+// Collect implements Handle.
+func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
+	delete(c.prefetched, m.ID)
+	c.resolved = nil
+	req := &Request{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
+	if !dryRun {
+		req.Defer = c.deferSync()
+	}
+	resp, err := c.do(req)
+	if !dryRun {
+		c.synced(req.Defer, err)
+	}
+	if err != nil {
+		return Freed{}, err
+	}
+	return resp.Freed, nil
+}
+
+// Settle does nothing: the resident process bounds its own memory.
+func (c *Client) Settle() error { return nil }
+
+// Close ends the command's session. The server synced the first commit
+// before answering it; what was written after it is synced now, so that
+// what is printed next is on disk. A private store process closes the
+// store before it answers.
+func (c *Client) Close() error {
+	if c.closed {
+		return nil
+	}
+	var err error
+	if c.unsynced || c.private {
+		_, err = c.do(&Request{Op: "end"})
+	}
+	c.closed = true
+	c.conn.Close()
+	return err
+}

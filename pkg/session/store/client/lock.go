@@ -1,0 +1,77 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// ErrLockTimeout is returned by FlockUntil when the wait timed out.
+var ErrLockTimeout = errors.New("store: timed out waiting for the lock")
+
+// FlockUntil takes how (LOCK_SH or LOCK_EX) on f, waiting until deadline.
+// flock(2) has no timeout, so the blocking call runs in a goroutine; on
+// timeout f is closed, and because flock locks belong to the open file
+// description, the kernel drops the lock as soon as the abandoned call
+// returns with it. On ErrLockTimeout f must not be used again.
+func FlockUntil(f *os.File, how int, deadline time.Time) error {
+	err := Flock(f, how|syscall.LOCK_NB)
+	if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
+		return err
+	}
+	wait := time.Until(deadline)
+	if wait <= 0 {
+		_ = f.Close()
+		return ErrLockTimeout
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			err := Flock(f, how)
+			if !errors.Is(err, syscall.EINTR) {
+				done <- err
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		// Control (in Flock) holds a reference to the fd, so the
+		// real close(2) happens when the pending flock returns; the fd
+		// number cannot be reused under it meanwhile.
+		_ = f.Close()
+		return ErrLockTimeout
+	}
+}
+
+// Flock runs flock(2) once on f's descriptor while holding a reference to it.
+func Flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = syscall.Flock(int(fd), how) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// Unlock releases a lock FlockUntil took and closes f; closing alone would
+// do, but an explicit LOCK_UN makes the release independent of any
+// duplicated descriptor.
+func Unlock(f *os.File) {
+	_ = Flock(f, syscall.LOCK_UN)
+	_ = f.Close()
+}
+
+// BusyError is the error of a store whose lock could not be had in time.
+func BusyError(dir string) error {
+	return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), Kind: ErrBusy}
+}

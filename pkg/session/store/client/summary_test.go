@@ -1,0 +1,35 @@
+package client
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// Summaries decode to what the metadata says, and damage is reported.
+func TestSummaryRoundTrip(t *testing.T) {
+	five := uint64(5)
+	m := session.Meta{ID: "01010101-0101-4101-8101-010101010101", Title: "t", ProjectPath: "/p", CreatedAt: "c", UpdatedAt: "u",
+		Usage: session.Usage{InputTokens: 1 << 62, OutputTokens: 2, CacheReadInputTokens: &five},
+		Cost:  session.Cost{USD: 0.1 + 0.2, UnpricedSteps: 3}, EditStats: session.EditStats{Added: 4, Approximate: true},
+		Head: 9, Branches: []session.NamedBranch{{Name: "a", Seq: 1}}, ForkedFrom: &session.ForkOrigin{ID: "02020202-0202-4202-8202-020202020202", Seq: 7},
+		MessageCount: 9, UserMessageCount: 4, Tokens: 1234}
+	id, _ := ParseID(m.ID)
+	v := EncodeSummary(&m)
+	want := m.Info()
+	want.TitleSource = session.TitleDefault
+	if got, err := DecodeSummary(id, v); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded %+v, %v\nwant %+v", got, err, want)
+	}
+	// Guards the layout: wc-ls prints session.Info from the summary alone.
+	if n := reflect.TypeFor[session.Info]().NumField(); n != 15 {
+		t.Errorf("session.Info has %d members; the summary holds 15: extend it (summaryVersion, schema)", n)
+	}
+	for _, bad := range [][]byte{nil, {2}, v[:len(v)-1], append(v[:len(v):len(v)], 0)} {
+		if _, err := DecodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session") {
+			t.Errorf("decoding %x: %v", bad, err)
+		}
+	}
+}
