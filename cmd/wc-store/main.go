@@ -16,7 +16,7 @@ Commands go through a resident wc-store, which keeps the store open between them
 
 Run by hand, wc-store serves the store in the foreground as the resident process: it prints one line of JSON once commands can connect ("store", "socket" and "pid") and serves until --idle passes without commands (never with 0), until SIGTERM, SIGINT or SIGHUP, or until wc-store --stop, and then closes the store. A store already held by another resident wc-store is an error (exit 75).
 
-With --stop it asks the resident process of the store to stop once the commands it serves are done, waits up to --lock-timeout until it has closed the store, and prints {"store": DIR, "stopped": true}, or false when no resident process was running. Run it before copying or backing up a store directory.`,
+With --stop it asks the resident process of the store to stop once the commands it serves are done, waits up to --lock-timeout until it has closed the store (with 0 it only asks), and prints {"store": DIR, "stopped": true}, or false when no resident process was running. The next command starts a new one: to copy a store directory, stop its resident process while no other wc command runs.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "stop", Usage: "stop the resident store process instead of running one"},
@@ -25,7 +25,7 @@ With --stop it asks the resident process of the store to stop once the commands 
 		}
 	},
 	Examples: []tool.Example{
-		{Text: "Stop the resident process before backing up the store:", Command: `wc-store --stop && tar -czf wc-backup.tgz -C ~/.local/share wc`},
+		{Text: "Stop the resident process, then copy the store while no wc command runs:", Command: `wc-store --stop && tar -czf wc-backup.tgz -C ~/.local/share wc`},
 		{Text: "Serve the store until stopped, as a service would:", Command: `wc-store --idle 0`},
 	},
 	Action:  run,

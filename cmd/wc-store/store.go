@@ -42,6 +42,9 @@ func run(c *tool.Ctx) error {
 			Socket string `json:"socket"`
 			PID    int    `json:"pid"`
 		}{dir, client.SocketPath(dir), os.Getpid()})
+		if printErr == nil {
+			printErr = c.Flush()
+		}
 	})
 	if errors.Is(err, store.ErrBusy) {
 		return &tool.Error{Code: tool.ExitBusy, Msg: err.Error(),

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func (r *runner) start(stdin []byte, name string, args ...string) *proc {
 		p.cmd.Stdin = bytes.NewReader(stdin)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	// A group of its own, so that a kill takes the command's private
+	// A group of its own, so that a kill can take the command's private
 	// store process (wc-store, under WC_DIRECT=1) and a pipeline's
 	// members with it, as a crash of the machine would.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -146,10 +147,22 @@ func (r *runner) start(stdin []byte, name string, args ...string) *proc {
 	return p
 }
 
-// killAfter sends SIGKILL to the command's process group after d unless
-// the command has ended by then.
+// kills counts killAfter's kills: every other one takes the command alone,
+// leaving its private store process to notice and close the store (a
+// command killed by the OOM killer, or by a parent that kills by pid);
+// the others take its whole process group, as a crash would.
+var kills atomic.Int64
+
+// killAfter sends SIGKILL after d unless the command has ended by then.
 func (p *proc) killAfter(d time.Duration) {
-	p.timer = time.AfterFunc(d, func() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) })
+	group := kills.Add(1)%2 == 0
+	p.timer = time.AfterFunc(d, func() {
+		if group {
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		} else {
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	})
 }
 
 func (p *proc) wait() result {

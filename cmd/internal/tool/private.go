@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -57,11 +58,9 @@ func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "store-socket")
 	cmd := exec.Command(program)
-	cmd.Env = append(os.Environ(), PrivateEnv+"="+dir)
-	if sync {
-		cmd.Env = append(cmd.Env, "WC_SYNC=true")
-	}
+	cmd.Env = append(os.Environ(), PrivateEnv+"="+dir, "WC_SYNC="+strconv.FormatBool(sync))
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
+	cmd.Stderr = os.Stderr              // Badger's warnings, as when the command opened the store itself
 	err = cmd.Start()
 	theirs.Close()
 	conn := client.NewSocket(fds[0])
@@ -72,8 +71,12 @@ func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
 	c, err := client.Attach(conn, ask)
 	if err != nil {
 		werr := cmd.Wait()
-		if errors.Is(err, client.ErrNoServer) {
-			return nil, fmt.Errorf("store: %s did not answer (%v): it must come from the same wc build as this command", program, werr)
+		switch {
+		case errors.Is(err, client.ErrOtherProtocol):
+			return nil, &Error{Code: ExitFailure, Msg: "store: " + program + " comes from another wc build than this command",
+				Hints: []string{"install the wc commands together (go install ./cmd/...), or set " + storeProgramEnv}}
+		case errors.Is(err, client.ErrNoServer):
+			return nil, fmt.Errorf("store: %s exited before it answered (%v)", program, werr)
 		}
 		return nil, err
 	}
@@ -83,9 +86,13 @@ func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
 // Close ends the command's use of the store and waits until the store
 // process has closed it, so that the store is free when the command exits.
 func (p *privateStore) Close() error {
+	if p.proc == nil {
+		return nil
+	}
 	err := p.Client.Close()
 	if werr := p.proc.Wait(); err == nil && werr != nil {
 		err = fmt.Errorf("store: the store process failed: %v", werr)
 	}
+	p.proc = nil
 	return err
 }

@@ -72,6 +72,15 @@ func (o *Output) startStreaming(dst io.Writer) {
 	o.chunk = o.spool.newChunk()
 }
 
+// Flush passes what was written so far on to stdout now, for a streaming
+// command that then waits (wc-store's line once it serves).
+func (c *Ctx) Flush() error {
+	if c.out.spool == nil || len(c.out.chunk) == 0 {
+		return nil
+	}
+	return c.out.hand()
+}
+
 // finish writes out what is left and waits until stdout has taken it all.
 func (o *Output) finish() error {
 	if len(o.chunk) > 0 {

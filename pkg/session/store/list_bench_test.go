@@ -213,7 +213,7 @@ func BenchmarkListInfoResident(b *testing.B) {
 		{"newest-50", ListQuery{Limit: 50}},
 		{"project-newest-50", ListQuery{Project: "/home/dev/src/project07", Limit: 50}},
 	} {
-		// Alternately with the listing sent with the hello (DialListing,
+		// Alternately with the listing sent with the hello (Ask.Listing,
 		// as wc-ls does) and asked after the welcome; each reports its
 		// median.
 		b.Run(q.name, func(b *testing.B) {

@@ -448,10 +448,11 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 // ServePrivate serves the one client on conn with a store of its own (the
 // store process a command starts when it opens the store directly): it
 // opens the store in opts.Dir for the mode the client's hello asks,
-// waiting for the lock as long as the hello allows, and closes it when the
-// client ends, before answering, or goes. It returns the error of the open
-// or close, which the client has been told when it was still there.
-func ServePrivate(opts Options, conn io.ReadWriteCloser) error {
+// waiting for the lock as long as the hello allows, calls opened, and
+// closes the store when the client ends, before answering, or goes. It
+// returns the error of the open or close, which the client has been told
+// when it was still there.
+func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 	defer conn.Close()
 	wc := client.NewConn(conn)
 	var hello client.Hello
@@ -466,6 +467,9 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser) error {
 	}
 	opts.LockTimeout = hello.Timeout
 	st, err := Open(opts, hello.Mode)
+	if opened != nil {
+		opened()
+	}
 	if err != nil {
 		welcome.Err = client.ToWire(err)
 		_ = wc.Send(&welcome)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
@@ -130,12 +132,41 @@ const privateFD = 3
 // closed (the command has been told why).
 func servePrivate(dir string) {
 	syscall.Umask(0o077)
-	// Ctrl-C reaches the command's whole process group; the command
-	// decides what it means, and this process ends with its connection.
-	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
-	err := store.ServePrivate(store.Options{Dir: dir, Sync: envTrue("WC_SYNC")}, client.NewSocket(privateFD))
+	// Ctrl-C, and the SIGTERM of timeout(1) or a supervisor, reach the
+	// command's whole process group; the command decides what they mean
+	// (it finishes what it committed), and this process ends with its
+	// connection.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
+	opened := make(chan struct{})
+	go exitWhenOrphaned(privateFD, opened)
+	err := store.ServePrivate(store.Options{Dir: dir, Sync: envTrue("WC_SYNC")}, client.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
 		os.Exit(tool.ExitFailure)
+	}
+}
+
+// exitWhenOrphaned ends the process when its command goes away before the
+// store is open: it may wait for the store's lock for as long as the
+// command's --lock-timeout, and then open (or create) the store for
+// nobody. Exiting is safe at any moment, as a kill -9 is. Once the store
+// is open, the end of the connection closes it.
+func exitWhenOrphaned(fd int, opened <-chan struct{}) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+	for {
+		select {
+		case <-opened:
+			return
+		default:
+		}
+		n, err := unix.Poll(fds, 100)
+		if err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+			select {
+			case <-opened:
+				return
+			default:
+				os.Exit(tool.ExitFailure)
+			}
+		}
 	}
 }
 

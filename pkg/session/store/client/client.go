@@ -28,13 +28,13 @@ type Client struct {
 	closed   bool
 	unsynced bool // a write the server has not synced yet
 	writes   int  // commits and collections so far
-	// What resolves brought along (see server.prefetch), by session id;
+	// What resolves brought along (see the store's server.prefetch), by session id;
 	// valid while the lock is held, dropped by the session's writes.
 	prefetched map[string]*prefetched
 	// The welcome's answers to the references Dial was given, by
 	// reference; each is used once.
 	resolved map[string]*Response
-	// The listing DialListing sent with the hello, until its answer is
+	// The listing Ask.Listing sent with the hello, until its answer is
 	// read.
 	listing *ListQuery
 	chunk   []byte // a packed chunk's buffer, reused
@@ -51,8 +51,9 @@ const MaxPrefetched = 16
 
 // ErrNoServer is returned by Dial when no resident process serves the
 // store, or the one there is stopping or runs another build: start one, or
-// open the store directly.
-var ErrNoServer = errors.New("store: no resident store process")
+// open the store directly. Attach returns it when the private store
+// process is gone.
+var ErrNoServer = errors.New("store: no store process")
 
 // Ask is how a command opens a store through a store process, and what it
 // asks first: both go with the connection's hello.
@@ -87,12 +88,12 @@ func Dial(dir string, ask Ask) (*Client, error) {
 // serves this one client (wc-store with WC_STORE_PRIVATE): it opens the
 // store for ask.Mode when the hello comes, and closes it when the client
 // ends, before it answers Close, so that Close reports what closing the
-// store found. A peer that is gone or speaks another protocol is
-// ErrNoServer.
+// store found. A peer that is gone is ErrNoServer; one that speaks
+// another protocol, ErrOtherProtocol.
 func Attach(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
 	c, err := connect(conn, ask)
 	if err == errStale {
-		return nil, ErrNoServer
+		return nil, ErrOtherProtocol
 	}
 	if c != nil {
 		c.private = true
@@ -100,7 +101,11 @@ func Attach(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
 	return c, err
 }
 
-var errStale = errors.New("store: the store process is stopping or runs another build")
+// ErrOtherProtocol is returned by Attach when the store process speaks
+// another protocol: it comes from another wc build.
+var ErrOtherProtocol = errors.New("store: the store process speaks another protocol")
+
+var errStale = errors.New("store: the store process runs another build")
 
 // connect sends the hello on conn and reads the welcome; it closes conn on
 // failure.
@@ -120,9 +125,11 @@ func connect(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
 		err = c.wc.Recv(&welcome)
 	}
 	switch {
-	case err != nil, welcome.Proto != ProtocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
-		// Stopping, or of another build: it makes way once its clients
-		// are done.
+	case err != nil:
+		conn.Close()
+		return nil, ErrNoServer // stopping or gone
+	case welcome.Proto != ProtocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
+		// Of another build: it makes way once its clients are done.
 		conn.Close()
 		return nil, errStale
 	case welcome.Err != nil:
@@ -197,7 +204,7 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 
 var errClosed = errors.New("store: used after close")
 
-var errConnLost = errors.New("store: lost the connection to the resident store process")
+var errConnLost = errors.New("store: lost the connection to the store process")
 
 func (c *Client) call(req *Request) (*Response, error) {
 	if c.closed {
@@ -529,7 +536,7 @@ func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	return resp.Freed, nil
 }
 
-// Settle does nothing: the resident process bounds its own memory.
+// Settle does nothing: the store process bounds its own memory.
 func (c *Client) Settle() error { return nil }
 
 // Close ends the command's session. The server synced the first commit

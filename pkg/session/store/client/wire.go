@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The resident store process and its clients speak length-prefixed frames
+// A store process (wc-store) and its clients speak length-prefixed frames
 // (4 bytes, big endian) of fields written in a fixed order: numbers as
 // varints, strings and byte slices as a length and the bytes. A command
 // sends a handful of small messages per run, so the encoding is written out
@@ -27,8 +27,8 @@ import (
 // build can ask any resident process to stop.
 
 // ProtocolVersion changes whenever a frame's layout or a request's meaning
-// does. 2: the hello carries references to resolve, the welcome their
-// answers.
+// does, or the layout of the listing summaries the client decodes. 2: the
+// hello carries references to resolve, the welcome their answers.
 const ProtocolVersion = 2
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
@@ -37,7 +37,7 @@ var wireMagic = [4]byte{'w', 'c', 'd', 0}
 // legitimate frame is a commit of a whole imported session.
 const maxFrame = 1 << 30
 
-var errBadFrame = errors.New("store: malformed message from the resident store process")
+var errBadFrame = errors.New("store: malformed message from the store process")
 
 // buildTag is set with -ldflags "-X" by tests that need two builds which
 // differ only in it.
