@@ -29,7 +29,7 @@ fi
 if ! command -v benchgen >/dev/null 2>&1 || ! command -v wc-compact >/dev/null 2>&1; then
 	[ -f go.mod ] || die "run from the module root, or put benchgen and the wc binaries on PATH"
 	echo "batch-bench: building" >&2
-	go build -o "$dir/bin/" ./cmd/... ./scripts/benchgen || die "build failed"
+	go build -tags urfave_cli_no_docs -o "$dir/bin/" ./cmd/... ./scripts/benchgen || die "build failed"
 	PATH="$dir/bin:$PATH"
 fi
 # The batch opens the store itself whatever the mode; the append after it

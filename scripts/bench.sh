@@ -219,7 +219,7 @@ if [ -n "${BENCH_REV:-}" ]; then
 	[ -d "$SRC/scripts/benchgen" ] || { mkdir -p "$SRC/scripts" && cp -R scripts/benchgen "$SRC/scripts/"; }
 fi
 log "building the binaries and benchgen ($rev)"
-(cd "$SRC" && go build -o "$B/" ./cmd/... && go build -o "$B/benchgen" ./scripts/benchgen) || die "build failed"
+(cd "$SRC" && go build -tags urfave_cli_no_docs -o "$B/" ./cmd/... && go build -o "$B/benchgen" ./scripts/benchgen) || die "build failed"
 
 # ---------------------------------------------------------------- data
 # gen NAME ARGS...: the same sessions as $D/NAME/{wc,jsonl,db.sqlite}.

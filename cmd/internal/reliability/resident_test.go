@@ -342,7 +342,7 @@ func TestResidentUnwritableStore(t *testing.T) {
 func buildTagged(t *testing.T, tag string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+string(filepath.Separator),
 		"-ldflags=-X github.com/wctoolkit/wc/pkg/session/store/client.buildTag="+tag,
 		"./cmd/wc-new", "./cmd/wc-append", "./cmd/wc-ls", "./cmd/wc-store")
 	cmd.Dir = tooltest.ModuleRoot(t)

@@ -51,7 +51,7 @@ func Binaries(t testing.TB) string {
 			return
 		}
 		// benchgen too: the benchmark scripts are tested at a small size.
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...", "./scripts/benchgen")
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binDir+string(filepath.Separator), "./cmd/...", "./scripts/benchgen")
 		cmd.Dir = root
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
