@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,10 +28,13 @@ type listCache struct {
 	entries  []listEntry // newest first, as a listing's keys sort
 	complete bool        // entries are every session's
 	bytes    int
+	filling  atomic.Bool // a fill runs
+	tooBig   atomic.Bool // the listing outgrew the cache: do not fill
 }
 
-// listCacheBytes bounds the cache: about 20,000 sessions' entries.
-const listCacheBytes = 4 << 20
+// listCacheBytes bounds the cache: about 20,000 sessions' entries. A
+// variable so that tests can lower it.
+var listCacheBytes = 4 << 20
 
 // listCacheHits counts the listings answered from a cache (tests).
 var listCacheHits atomic.Int64
@@ -129,6 +133,30 @@ func (c *listCache) listNewest(st *Store, q ListQuery, fn func(id sid, summary [
 	c.db, c.ts, c.entries, c.bytes = db, ts, read, size
 	c.complete = q.Limit <= 0 || len(read) < q.Limit
 	return nil
+}
+
+// fillable reports whether a complete cache answers q, so that a fill
+// would serve the next such query.
+func fillable(q ListQuery) bool { return !q.Oldest && q.Grep == "" }
+
+var errCacheFull = errors.New("store: the listing is larger than its cache")
+
+// fill reads the whole listing into the cache: a query that filters (by
+// project, title or time) reads past the newest entries an unfiltered
+// listing leaves there, and the store's merge of the listing's shards costs
+// it a seek each. A listing larger than the cache is remembered, and not
+// read again.
+func (c *listCache) fill(st *Store) {
+	size := 0
+	err := c.listNewest(st, ListQuery{}, func(_ sid, summary []byte) error {
+		if size += listingKeyLen + len(summary); size > listCacheBytes {
+			return errCacheFull
+		}
+		return nil
+	})
+	if errors.Is(err, errCacheFull) {
+		c.tooBig.Store(true)
+	}
 }
 
 // committed moves the cache along a Commit of m that took the store from

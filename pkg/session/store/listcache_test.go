@@ -206,3 +206,60 @@ func check(t *testing.T, got, want []string) {
 		t.Errorf("got %d sessions %.3v…, want %d %.3v…", len(got), got, len(want), want)
 	}
 }
+
+// A filtered listing the cache could not answer fills it in the
+// background, so that the next one comes from it, and is right; a listing
+// larger than the cache is read once, and not again.
+func TestResidentListCacheFills(t *testing.T) {
+	for _, tooBig := range []bool{false, true} {
+		t.Run(fmt.Sprint("too big ", tooBig), func(t *testing.T) {
+			if tooBig {
+				defer func(was int) { listCacheBytes = was }(listCacheBytes)
+				listCacheBytes = 1000 // a few entries
+			}
+			dir := filepath.Join(t.TempDir(), "store")
+			serve(t, dir, time.Minute)
+			model := map[string]session.Meta{}
+			w := dial(t, dir, Write)
+			for i := range 40 {
+				id := testID(uint32(i)+1, i)
+				nodes := chain(1, 20)
+				m := metaFor(id, nodes)
+				m.ProjectPath = []string{"/p/a", "/p/b"}[i%2]
+				m.UpdatedAt = session.FormatTime(time.Date(2026, 3, 1, i, 0, 0, 0, time.UTC))
+				if err := w.Commit(&m, nodes); err != nil {
+					t.Fatal(err)
+				}
+				model[m.ID] = m
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			q := ListQuery{Project: "/p/a", Limit: 5}
+			list := func() []string {
+				r := dial(t, dir, Read)
+				defer r.Close()
+				var got []string
+				if err := r.ListInfo(q, func(info *session.Info) error {
+					got = append(got, fmt.Sprint(info.ID, " ", info.UpdatedAt, " ", info.MessageCount))
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			hit := false
+			for i := 0; i < 100 && !hit; i++ { // the fill runs after the answer
+				before := listCacheHits.Load()
+				if got, want := list(), modelList(model, q); !slices.Equal(got, want) {
+					t.Fatalf("listing %d:\n got  %s\n want %s", i, strings.Join(got, ", "), strings.Join(want, ", "))
+				}
+				hit = listCacheHits.Load() > before
+				time.Sleep(10 * time.Millisecond)
+			}
+			if hit == tooBig {
+				t.Errorf("a listing came from the cache: %v, want %v", hit, !tooBig)
+			}
+		})
+	}
+}

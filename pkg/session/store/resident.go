@@ -618,6 +618,26 @@ func (s *server) prefetch(id string, resp *client.Response) {
 
 var errClientStopped = errors.New("client stopped")
 
+// fillListing fills the listing cache on a goroutine of its own, after a
+// listing it could not answer: the next one, typically from the same
+// script, then can. It reads as a client does, under the lock (it gives
+// up if a writer holds it), and Close waits for it as for a client.
+func (s *server) fillListing() {
+	if s.listed.tooBig.Load() || !s.listed.filling.CompareAndSwap(false, true) {
+		return
+	}
+	s.conns.Add(1) // from a client's goroutine: the count is not zero
+	go func() {
+		defer s.conns.Done()
+		defer s.listed.filling.Store(false)
+		if s.lock.acquire(Read, 0, s.dir) != nil {
+			return
+		}
+		defer s.lock.release(Read)
+		s.listed.fill(s.st)
+	}()
+}
+
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with "more" (or ended with "stop").
 func (s *server) stream(req *client.Request, wc *client.Conn) error {
@@ -682,7 +702,11 @@ func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) er
 		if ok, err := s.listed.query(s.st, req.Query, item); ok {
 			return err
 		}
-		return s.listed.listNewest(s.st, req.Query, item)
+		err := s.listed.listNewest(s.st, req.Query, item)
+		if err == nil && fillable(req.Query) {
+			s.fillListing()
+		}
+		return err
 	}
 	return nil
 }
