@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -113,6 +114,13 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	}
 	if batch {
 		limitMemory()
+	}
+	if mode == client.Read && !batch {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			// Readers create nothing: there is no store to open, nor a
+			// process to start to say so.
+			return client.Empty{}, nil
+		}
 	}
 	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing}
 	start := time.Now()

@@ -23,13 +23,13 @@ var (
 )
 
 // errReadOnly is returned by mutations on a store opened with Read.
-var errReadOnly = errors.New("store: opened for reading; cannot write")
+var errReadOnly = client.ErrReadOnly
 
 func notFoundf(format string, args ...any) error {
 	return &client.KindError{Msg: fmt.Sprintf(format, args...), Kind: ErrNotFound}
 }
 
-func sessionNotFound(ref string) error { return notFoundf("session %s not found", ref) }
+func sessionNotFound(ref string) error { return client.SessionNotFound(ref) }
 
 func busyError(dir string) error { return client.BusyError(dir) }
 

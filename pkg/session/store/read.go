@@ -13,7 +13,7 @@ import (
 )
 
 // minPrefix is the fewest hex digits a session prefix may have.
-const minPrefix = 4
+const minPrefix = client.MinPrefix
 
 // Resolve turns a full id (any case, dashes optional) or a unique prefix of
 // at least 4 hex digits into the canonical lowercase id.

@@ -14,6 +14,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // branched is the tree 1 -> 2 -> {3 -> 6, 4 -> 5}, written in seq order.
@@ -481,4 +482,52 @@ func TestRecoverInterruptedRebuild(t *testing.T) {
 			})
 		}
 	}
+}
+
+// client.Empty, which commands use for a store directory that does not
+// exist, answers every read as a store opened for reading there does.
+func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
+	st, err := Open(Options{Dir: filepath.Join(t.TempDir(), "none")}, Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, st)
+	empty := client.Empty{}
+	var sum [32]byte
+	id := "0123abcd-0000-4000-8000-000000000000"
+	same := func(what string, got, want error) {
+		t.Helper()
+		if (got == nil) != (want == nil) || got != nil && (got.Error() != want.Error() ||
+			errors.Is(got, ErrNotFound) != errors.Is(want, ErrNotFound)) {
+			t.Errorf("%s: client.Empty %v, the store %v", what, got, want)
+		}
+	}
+	for _, ref := range []string{"0123", "0123ABCD", id, "012", "zz", id + "0"} {
+		_, got := empty.Resolve(ref)
+		_, want := st.Resolve(ref)
+		same("Resolve "+ref, got, want)
+	}
+	for _, ref := range []string{id, "not-an-id"} {
+		_, got := empty.Meta(ref)
+		_, want := st.Meta(ref)
+		same("Meta", got, want)
+		_, got = empty.Node(ref, 1)
+		_, want = st.Node(ref, 1)
+		same("Node", got, want)
+		same("Walk", empty.Walk(ref, 0, 0, nil), st.Walk(ref, 0, 0, nil))
+		same("Nodes", empty.Nodes(ref, nil), st.Nodes(ref, nil))
+		same("Path", empty.Path(ref, 1, nil), st.Path(ref, 1, nil))
+		same("PathRaw", empty.PathRaw(ref, 1, nil), st.PathRaw(ref, 1, nil))
+		_, got = empty.Blob(ref, sum)
+		_, want = st.Blob(ref, sum)
+		same("Blob", got, want)
+	}
+	same("List", empty.List(nil), st.List(nil))
+	same("ListInfo", empty.ListInfo(ListQuery{}, nil), st.ListInfo(ListQuery{}, nil))
+	m := session.Meta{ID: id}
+	same("Commit", empty.Commit(&m, nil), st.Commit(&m, nil))
+	same("PutBlob", empty.PutBlob(id, sum, nil), st.PutBlob(id, sum, nil))
+	_, got := empty.Collect(&m, false)
+	_, want := st.Collect(&m, false)
+	same("Collect", got, want)
 }
