@@ -46,7 +46,8 @@ type prefetched struct {
 	head Item // Value nil when it was not sent
 }
 
-// MaxPrefetched bounds the prefetched sessions a client keeps.
+// MaxPrefetched bounds the references a hello has resolved, and the
+// prefetched sessions a client keeps.
 const MaxPrefetched = 16
 
 // ErrNoServer is returned by Dial when no resident process serves the

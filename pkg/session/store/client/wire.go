@@ -69,10 +69,12 @@ type Conn struct {
 	out  []byte
 }
 
+// NewConn frames messages on conn.
 func NewConn(conn io.ReadWriteCloser) *Conn {
 	return &Conn{conn: conn, r: bufio.NewReaderSize(conn, 4096)}
 }
 
+// Message is a frame's content: a Hello, Welcome, Request or Response.
 type Message interface {
 	appendWire(b []byte) []byte
 	readWire(d *wireDecoder)
