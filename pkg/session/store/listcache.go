@@ -125,32 +125,52 @@ func (c *listCache) listNewest(st *Store, q ListQuery, fn func(id sid, summary [
 	if db2, ts2 := stamp(st); db2 != db || ts2 != ts {
 		return nil // written meanwhile: what was read may be stale
 	}
+	complete := q.Limit <= 0 || len(read) < q.Limit
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.db == db && c.ts == ts && len(c.entries) >= len(read) {
+	if c.db == db && c.ts == ts && (c.complete || !complete && len(c.entries) >= len(read)) {
 		return nil // as good already
 	}
 	c.db, c.ts, c.entries, c.bytes = db, ts, read, size
-	c.complete = q.Limit <= 0 || len(read) < q.Limit
+	c.complete = complete
 	return nil
 }
 
-// fillable reports whether a complete cache answers q, so that a fill
-// would serve the next such query.
-func fillable(q ListQuery) bool { return !q.Oldest && q.Grep == "" }
+// fillable reports whether q filters what only a complete cache answers:
+// an unfiltered listing keeps the newest entries it read itself.
+func fillable(q ListQuery) bool {
+	return q != ListQuery{Limit: q.Limit} && !q.Oldest && q.Grep == ""
+}
 
-var errCacheFull = errors.New("store: the listing is larger than its cache")
+// whole reports whether the cache holds every session's entry.
+func (c *listCache) whole() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ts != 0 && c.complete
+}
+
+var (
+	errCacheFull    = errors.New("store: the listing is larger than its cache")
+	errFillStopping = errors.New("store: the process stops")
+)
+
+// listCacheFills counts the fills that read the listing (tests).
+var listCacheFills atomic.Int64
 
 // fill reads the whole listing into the cache: a query that filters (by
 // project, title or time) reads past the newest entries an unfiltered
 // listing leaves there, and the store's merge of the listing's shards costs
 // it a seek each. A listing larger than the cache is remembered, and not
-// read again.
-func (c *listCache) fill(st *Store) {
+// read again. It gives up when stop says so.
+func (c *listCache) fill(st *Store, stop func() bool) {
+	listCacheFills.Add(1)
 	size := 0
 	err := c.listNewest(st, ListQuery{}, func(_ sid, summary []byte) error {
 		if size += listingKeyLen + len(summary); size > listCacheBytes {
 			return errCacheFull
+		}
+		if stop() {
+			return errFillStopping
 		}
 		return nil
 	})

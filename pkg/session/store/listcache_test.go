@@ -20,6 +20,18 @@ import (
 // cache does not follow (blobs, a collection). Each step lists a random
 // choice of queries, so that the cache is filled to various depths.
 func TestResidentListCacheMatchesModel(t *testing.T) {
+	// Filled after filtered listings, the cache is mostly complete;
+	// without fills, it holds what unfiltered listings left.
+	for _, fill := range []bool{true, false} {
+		t.Run(fmt.Sprint("fill ", fill), func(t *testing.T) {
+			defer func(was bool) { fillListings = was }(fillListings)
+			fillListings = fill
+			testListCacheMatchesModel(t)
+		})
+	}
+}
+
+func testListCacheMatchesModel(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	serve(t, dir, time.Minute)
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -248,6 +260,7 @@ func TestResidentListCacheFills(t *testing.T) {
 				}
 				return got
 			}
+			fillsBefore := listCacheFills.Load()
 			hit := false
 			for i := 0; i < 100 && !hit; i++ { // the fill runs after the answer
 				before := listCacheHits.Load()
@@ -259,6 +272,9 @@ func TestResidentListCacheFills(t *testing.T) {
 			}
 			if hit == tooBig {
 				t.Errorf("a listing came from the cache: %v, want %v", hit, !tooBig)
+			}
+			if fills := listCacheFills.Load() - fillsBefore; fills != 1 {
+				t.Errorf("the listing was read into the cache %d times, want once", fills)
 			}
 		})
 	}

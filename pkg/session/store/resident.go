@@ -619,23 +619,30 @@ func (s *server) prefetch(id string, resp *client.Response) {
 var errClientStopped = errors.New("client stopped")
 
 // fillListing fills the listing cache on a goroutine of its own, after a
-// listing it could not answer: the next one, typically from the same
-// script, then can. It reads as a client does, under the lock (it gives
-// up if a writer holds it), and Close waits for it as for a client.
+// filtered listing it could not answer: the next one, typically from the
+// same script, then can. It takes no lock, so that it never holds up a
+// writer: the cache's stamp drops what a commit made stale meanwhile. The
+// process's shutdown stops it, and Close waits for it as for a client.
 func (s *server) fillListing() {
-	if s.listed.tooBig.Load() || !s.listed.filling.CompareAndSwap(false, true) {
+	if !fillListings || s.listed.tooBig.Load() || !s.listed.filling.CompareAndSwap(false, true) {
 		return
 	}
 	s.conns.Add(1) // from a client's goroutine: the count is not zero
 	go func() {
 		defer s.conns.Done()
 		defer s.listed.filling.Store(false)
-		if s.lock.acquire(Read, 0, s.dir) != nil {
-			return
-		}
-		defer s.lock.release(Read)
-		s.listed.fill(s.st)
+		s.listed.fill(s.st, s.stopping)
 	}()
+}
+
+// fillListings is false in the tests of a cache that is not filled.
+var fillListings = true
+
+// stopping reports whether the process takes no more clients.
+func (s *server) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
 
 // stream runs a callback method and sends its items in chunks, each pulled
@@ -703,7 +710,7 @@ func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) er
 			return err
 		}
 		err := s.listed.listNewest(s.st, req.Query, item)
-		if err == nil && fillable(req.Query) {
+		if err == nil && fillable(req.Query) && !s.listed.whole() {
 			s.fillListing()
 		}
 		return err
