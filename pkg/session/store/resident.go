@@ -36,8 +36,15 @@ type sessionLock struct {
 	changed chan struct{}
 }
 
+// releaseGrace is the least a client waits for the lock. A client that
+// has gone releases its lock when the server reads the end of its
+// connection, a moment after the client's process exited: the command
+// after it must not find the store busy for that moment, even with
+// --lock-timeout 0.
+const releaseGrace = 20 * time.Millisecond
+
 func (l *sessionLock) acquire(mode Mode, timeout time.Duration, dir string) error {
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(max(timeout, releaseGrace))
 	for {
 		l.mu.Lock()
 		if !l.writer && (mode == Read || l.readers == 0) {

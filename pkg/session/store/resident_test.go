@@ -544,3 +544,31 @@ func TestResidentResolvesWithHello(t *testing.T) {
 		t.Errorf("resolving again: %q, %v, asked the server: %v", id, err, residentRequests.Load() != before)
 	}
 }
+
+// A command that may not wait (--lock-timeout 0) does not find the store
+// busy because of the command before it, whose lock the server releases a
+// moment after that command has gone.
+func TestResidentLockFreedForTheNextCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	busy := 0
+	for range 200 {
+		r := dial(t, dir, Read)
+		if err := r.List(func(*session.Meta) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		w, err := dialStore(Options{Dir: dir, LockTimeout: 0}, Write)
+		if errors.Is(err, ErrBusy) {
+			busy++
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	if busy > 0 {
+		t.Errorf("%d of 200 writers found the store busy right after a reader", busy)
+	}
+}

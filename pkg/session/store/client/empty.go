@@ -1,22 +1,10 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
-
-// MinPrefix is the fewest hex digits a session prefix may have.
-const MinPrefix = 4
-
-// SessionNotFound is the error of a reference that names no session.
-func SessionNotFound(ref string) error {
-	return &KindError{Msg: fmt.Sprintf("session %s not found", ref), Kind: ErrNotFound}
-}
-
-// ErrReadOnly is returned by the writes of a handle opened for reading.
-var ErrReadOnly = errors.New("store: opened for reading; cannot write")
 
 // Empty is a reader's handle on a store directory that does not exist
 // yet: it holds no session, and answers as a store opened for reading

@@ -8,6 +8,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -82,6 +83,17 @@ type KindError struct {
 
 func (e *KindError) Error() string        { return e.Msg }
 func (e *KindError) Is(target error) bool { return target == e.Kind }
+
+// ErrReadOnly is returned by the writes of a handle opened for reading.
+var ErrReadOnly = errors.New("store: opened for reading; cannot write")
+
+// SessionNotFound is the error of a reference that names no session.
+func SessionNotFound(ref string) error {
+	return &KindError{Msg: fmt.Sprintf("session %s not found", ref), Kind: ErrNotFound}
+}
+
+// MinPrefix is the fewest hex digits a session prefix may have.
+const MinPrefix = 4
 
 // RefError is a session reference that cannot name a session at all (too
 // short, not hex). Commands treat it as a usage error.
