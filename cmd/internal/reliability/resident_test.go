@@ -352,34 +352,38 @@ func buildTagged(t *testing.T, tag string) string {
 	return dir
 }
 
-// TestResidentOtherBuild: a resident process never serves a command of
-// another build (after go install of a new version, or with two installs on
-// PATH): it makes way once its commands are done, and the command is
-// served by a resident process of its own build. The same when the
-// program file it was started from is replaced by another of the same
-// build (go build over it).
+// TestResidentOtherBuild: a resident process serves the commands of any
+// build that speaks its protocol (go run's binaries, two installs on PATH)
+// rather than making way at every command. It makes way when the program
+// file it was started from is replaced by another of the same build (go
+// build over it, go install), and the next command is served by a
+// resident process of the new program.
 func TestResidentOtherBuild(t *testing.T) {
 	r := newRunner(t, filepath.Join(t.TempDir(), "store")).resident().withEnv(longIdle)
 	other := *r
 	other.bin = buildTagged(t, "other")
 	id := idOf(other.must(nil, "wc-new", "--title", "builds"))
-	texts := []string{}
-	// turn appends with rr's build where a resident process of another
-	// build (or program file) serves.
+	first := residentOf(t, r.store)
+	texts := []string{"from this build", "from the other build", "from this build again"}
+	r.must(nil, "wc-append", id, "--text", texts[0])
+	other.must(nil, "wc-append", id, "--text", texts[1])
+	r.must(nil, "wc-append", id, "--text", texts[2])
+	if now := residentOf(t, r.store); now != first {
+		t.Errorf("the resident process changed with the builds: %d, then %d", first, now)
+	}
+	// turn appends with rr's program where a resident process of a
+	// replaced program file serves.
 	turn := func(rr runner, text string) {
 		t.Helper()
 		prev := residentOf(t, r.store)
 		rr.must(nil, "wc-append", id, "--text", text)
 		texts = append(texts, text)
-		waitExit(t, prev, "a command of another build came")
+		waitExit(t, prev, "its program file was replaced")
 		now := residentOf(t, r.store)
 		if exe := exeOf(now); filepath.Dir(exe) != rr.bin {
 			t.Errorf("the new resident process runs %s, want a program in %s", exe, rr.bin)
 		}
 	}
-	turn(*r, "from this build")
-	turn(other, "from the other build")
-	turn(*r, "from this build again")
 
 	// go build writes a new file in place of the program of the resident
 	// process, wc-store: the same build, but the process must make way.

@@ -391,9 +391,12 @@ func (s *server) serveConn(conn net.Conn) {
 		s.shutdown()
 		_ = wc.Send(&welcome)
 		return
-	case hello.Proto != client.ProtocolVersion || hello.Build != welcome.Build || s.stale != nil && s.stale():
-		// A client of another build: make way for a resident process of
-		// its own once the clients being served are done.
+	case hello.Proto != client.ProtocolVersion || s.stale != nil && s.stale():
+		// A client of another protocol, or this program was replaced
+		// (go install): make way for a resident process of the client's
+		// wc-store once the clients being served are done. A client of
+		// another build that speaks this protocol is served: it knows
+		// the store only through the protocol.
 		s.shutdown()
 		welcome.Err = &client.WireError{Kind: "stale"}
 		_ = wc.Send(&welcome)

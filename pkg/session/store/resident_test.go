@@ -311,10 +311,10 @@ func TestResidentKilledMidCommit(t *testing.T) {
 }
 
 // A resident process whose program was replaced, or that a client of
-// another build reaches, serves no new client: the client is told to start
-// its own, and the process stops once its clients are done.
+// another protocol reaches, serves no new client: the client is told to
+// start its own, and the process stops once its clients are done.
 func TestResidentMakesWay(t *testing.T) {
-	for _, why := range []string{"stale", "build"} {
+	for _, why := range []string{"stale", "protocol"} {
 		t.Run(why, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
 			var stale atomic.Bool
@@ -331,19 +331,19 @@ func TestResidentMakesWay(t *testing.T) {
 				if _, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, client.ErrNoServer) {
 					t.Fatalf("a stale process took a client: %v", err)
 				}
-			case "build":
+			case "protocol":
 				conn, err := client.DialSocket(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
 				wc := client.NewConn(conn)
 				var welcome client.Welcome
-				if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion, Op: "begin", Build: "another build"}); err == nil {
+				if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion + 1, Op: "begin", Build: "another build"}); err == nil {
 					err = wc.Recv(&welcome)
 				}
 				conn.Close()
 				if welcome.Err == nil || welcome.Err.Kind != "stale" {
-					t.Fatalf("a client of another build was answered %+v", welcome)
+					t.Fatalf("a client of another protocol was answered %+v", welcome)
 				}
 			}
 			if _, err := busy.Meta(testID(1, 1)); !errors.Is(err, ErrNotFound) {
@@ -570,5 +570,27 @@ func TestResidentLockFreedForTheNextCommand(t *testing.T) {
 	}
 	if busy > 0 {
 		t.Errorf("%d of 200 writers found the store busy right after a reader", busy)
+	}
+}
+
+// A client of another build that speaks the protocol is served: it knows
+// the store only through the protocol (go run's binaries, a second
+// install on PATH), and turning it away would restart the resident process
+// at every command.
+func TestResidentServesOtherBuilds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	conn, err := client.DialSocket(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	wc := client.NewConn(conn)
+	var welcome client.Welcome
+	if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion, Op: "begin", Build: "another build", Mode: Read, Timeout: time.Second}); err == nil {
+		err = wc.Recv(&welcome)
+	}
+	if err != nil || welcome.Err != nil {
+		t.Fatalf("a client of another build was answered %+v, %v", welcome, err)
 	}
 }

@@ -23,8 +23,8 @@ import (
 //
 // Every connection opens with a hello frame whose first fields never
 // change: the magic, the protocol version, the operation and the build of
-// the client. Any two builds can therefore tell that they differ, and any
-// build can ask any resident process to stop.
+// the client. Any two builds can therefore tell whether they speak the same
+// protocol, and any build can ask any resident process to stop.
 
 // ProtocolVersion changes whenever a frame's layout or a request's meaning
 // does, or the layout of the listing summaries the client decodes. 2: the
@@ -43,11 +43,11 @@ var errBadFrame = errors.New("store: malformed message from the store process")
 // differ only in it.
 var buildTag string
 
-// BuildID names the code of this binary: a resident process started by one
-// build never serves a client of another, whose idea of the store may
-// differ. Builds from the same tree with the same uncommitted changes look
-// alike; a resident process also stops when its executable is replaced
-// (see ServeConfig.Stale).
+// BuildID names the code of this binary, in every hello and welcome. It is
+// not a condition of service: the store's code is all in wc-store, which
+// serves any client of its protocol and makes way when its own program
+// file is replaced (see store.ServeConfig.Stale); a client knows the store
+// only through the protocol.
 var BuildID = sync.OnceValue(func() string {
 	var b strings.Builder
 	b.WriteString(buildTag)
