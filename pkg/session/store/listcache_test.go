@@ -97,13 +97,7 @@ func testListCacheMatchesModel(t *testing.T) {
 			if rng.IntN(map[bool]int{true: 10, false: 2}[i == 9]) != 0 {
 				continue
 			}
-			var got []string
-			if err := r.ListInfo(q, func(info *session.Info) error {
-				got = append(got, fmt.Sprint(info.ID, " ", info.UpdatedAt, " ", info.MessageCount))
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			got := listRows(t, r, q)
 			if want := modelList(model, q); !slices.Equal(got, want) {
 				t.Fatalf("step %d, %+v:\n got  %s\n want %s", step, q, strings.Join(got, ", "), strings.Join(want, ", "))
 			}
@@ -113,6 +107,19 @@ func testListCacheMatchesModel(t *testing.T) {
 	if hits := listCacheHits.Load() - hitsBefore; hits < 500 {
 		t.Errorf("only %d of about 1,600 listings came from the cache", hits)
 	}
+}
+
+// listRows lists q through c, a row per session as modelList writes it.
+func listRows(t *testing.T, c *client.Client, q ListQuery) []string {
+	t.Helper()
+	var rows []string
+	if err := c.ListInfo(q, func(info *session.Info) error {
+		rows = append(rows, fmt.Sprint(info.ID, " ", info.UpdatedAt, " ", info.MessageCount))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // modelList is what a listing of the sessions in model must be.
@@ -251,14 +258,7 @@ func TestResidentListCacheFills(t *testing.T) {
 			list := func() []string {
 				r := dial(t, dir, Read)
 				defer r.Close()
-				var got []string
-				if err := r.ListInfo(q, func(info *session.Info) error {
-					got = append(got, fmt.Sprint(info.ID, " ", info.UpdatedAt, " ", info.MessageCount))
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-				return got
+				return listRows(t, r, q)
 			}
 			fillsBefore := listCacheFills.Load()
 			hit := false
