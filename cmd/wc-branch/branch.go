@@ -16,8 +16,10 @@ import (
 // verb is one wc-branch operation on one session, after all input was read.
 type verb struct {
 	write bool // takes the store's exclusive lock
-	args  int  // how many arguments it takes at most
-	run   func(c *tool.Ctx, st client.Handle, m *session.Meta, arg string, in *input) error
+	// dryRunReads: with --dry-run it only reads (and so creates no store)
+	dryRunReads bool
+	args        int // how many arguments it takes at most
+	run         func(c *tool.Ctx, st client.Handle, m *session.Meta, arg string, in *input) error
 }
 
 // input is what a verb reads from stdin or files, read before the store opens.
@@ -36,8 +38,8 @@ var verbs = map[string]verb{
 	"revert":       {write: true, args: 1, run: revert},
 	"undo":         {write: true, run: undo},
 	"set-messages": {write: true, run: setMessages},
-	"delete":       {write: true, args: 1, run: deleteBranch},
-	"gc":           {write: true, run: gc},
+	"delete":       {write: true, dryRunReads: true, args: 1, run: deleteBranch},
+	"gc":           {write: true, dryRunReads: true, run: gc},
 }
 
 func verbNames() string {
@@ -84,7 +86,7 @@ func branch(c *tool.Ctx) error {
 		}
 	}
 	mode := client.Read
-	if v.write {
+	if v.write && !(v.dryRunReads && c.Bool("dry-run")) {
 		mode = client.Write
 	}
 	st, err := c.OpenFor(mode, refs)

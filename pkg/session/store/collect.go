@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/wctoolkit/wc/pkg/session"
@@ -18,8 +19,8 @@ type Freed = client.Freed
 // garbage for the next run. With dryRun it only counts.
 func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	var freed Freed
-	if err := s.writable(); err != nil {
-		return freed, err
+	if err := s.writable(); err != nil && !(dryRun && errors.Is(err, errReadOnly)) {
+		return freed, err // a dry run only reads
 	}
 	key, err := parseID(m.ID)
 	if err != nil {
@@ -28,7 +29,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	parents := map[uint64]uint64{}
 	size := map[uint64]int64{}
 	var orphans [][]byte
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -50,6 +51,9 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		}
 		return nil
 	})
+	if errors.Is(err, errNoStore) {
+		return freed, sessionNotFound(m.ID) // a dry run of a reader's missing store
+	}
 	if err != nil {
 		return freed, mapErr("read", err)
 	}

@@ -444,7 +444,7 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 			_ = wc.Send(&client.Response{Err: s.toWire(end(unsynced))})
 			return
 		}
-		if hello.Mode == Read && isWrite(req.Op) {
+		if hello.Mode == Read && isWrite(&req) {
 			_ = wc.Send(&client.Response{Err: client.ToWire(errReadOnly)})
 			continue
 		}
@@ -498,7 +498,11 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 	return closeErr
 }
 
-func isWrite(op string) bool { return op == "commit" || op == "putblob" || op == "collect" }
+// isWrite reports whether req needs the writer's lock (a dry run of a
+// collection only counts).
+func isWrite(req *client.Request) bool {
+	return req.Op == "commit" || req.Op == "putblob" || req.Op == "collect" && !req.DryRun
+}
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.

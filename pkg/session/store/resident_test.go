@@ -594,3 +594,26 @@ func TestResidentServesOtherBuilds(t *testing.T) {
 		t.Fatalf("a client of another build was answered %+v, %v", welcome, err)
 	}
 }
+
+// A dry run of a collection only counts: a reader may ask for it.
+func TestResidentReaderDryRunCollect(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	serve(t, dir, time.Minute)
+	w := dial(t, dir, Write)
+	nodes := chain(3, 20)
+	m := metaFor(testID(1, 1), nodes)
+	if err := w.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := dial(t, dir, Read)
+	defer r.Close()
+	if _, err := r.Collect(&m, true); err != nil {
+		t.Errorf("a reader's dry run: %v", err)
+	}
+	if _, err := r.Collect(&m, false); err == nil || !strings.Contains(err.Error(), "opened for reading") {
+		t.Errorf("a reader collected: %v", err)
+	}
+}

@@ -527,7 +527,9 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 	m := session.Meta{ID: id}
 	same("Commit", empty.Commit(&m, nil), st.Commit(&m, nil))
 	same("PutBlob", empty.PutBlob(id, sum, nil), st.PutBlob(id, sum, nil))
-	_, got := empty.Collect(&m, false)
-	_, want := st.Collect(&m, false)
-	same("Collect", got, want)
+	for _, dryRun := range []bool{false, true} {
+		_, got := empty.Collect(&m, dryRun)
+		_, want := st.Collect(&m, dryRun)
+		same(fmt.Sprint("Collect, dry run ", dryRun), got, want)
+	}
 }

@@ -69,8 +69,13 @@ func (Empty) Blob(id string, sum [32]byte) ([]byte, error) {
 	return nil, &KindError{Msg: fmt.Sprintf("blob %x not found in session %s", sum[:6], key), Kind: ErrNotFound}
 }
 
-// Collect implements Handle.
-func (Empty) Collect(*session.Meta, bool) (Freed, error) { return Freed{}, ErrReadOnly }
+// Collect implements Handle; a dry run only reads.
+func (Empty) Collect(m *session.Meta, dryRun bool) (Freed, error) {
+	if dryRun {
+		return Freed{}, missing(m.ID)
+	}
+	return Freed{}, ErrReadOnly
+}
 
 // Settle implements Handle.
 func (Empty) Settle() error { return nil }
