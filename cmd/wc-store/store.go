@@ -18,9 +18,9 @@ func run(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	timeout := c.Duration("lock-timeout")
-	if timeout < 0 {
-		return tool.Usagef("--lock-timeout must not be negative")
+	timeout, err := c.LockTimeout()
+	if err != nil {
+		return err
 	}
 	if c.Bool("stop") {
 		stopped, err := client.Shutdown(dir, timeout)

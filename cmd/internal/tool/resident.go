@@ -42,7 +42,7 @@ const (
 
 // forcedDirect reports whether the user asked to open the store in the
 // command itself: WC_DIRECT=1, or WC_RESIDENT=0.
-func forcedDirect() bool { return envTrue(directEnv) || envFalse(residentEnv) }
+func forcedDirect() bool { return EnvTrue(directEnv) || envFalse(residentEnv) }
 
 // resident reports whether a command should go through the resident
 // process: by default, but not when forced direct, and not for a reader of
@@ -138,7 +138,8 @@ func startResident(dir string, timeout time.Duration) byte {
 	return StatusFailed // it died, or hangs: open the store directly
 }
 
-func envTrue(name string) bool {
+// EnvTrue reports whether the variable name is set to 1 or true.
+func EnvTrue(name string) bool {
 	v := os.Getenv(name)
 	return v == "1" || v == "true"
 }

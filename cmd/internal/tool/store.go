@@ -72,6 +72,15 @@ func (c *Ctx) OpenListing(q client.ListQuery) (client.Handle, error) {
 	return c.open(client.Read, false, firstAsk{listing: &q})
 }
 
+// LockTimeout is --lock-timeout, which must not be negative.
+func (c *Ctx) LockTimeout() (time.Duration, error) {
+	timeout := c.Duration("lock-timeout")
+	if timeout < 0 {
+		return 0, Usagef("--lock-timeout must not be negative")
+	}
+	return timeout, nil
+}
+
 // firstAsk is what a command asks the resident process first, sent with
 // the connection's hello.
 type firstAsk struct {
@@ -108,9 +117,9 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	if err != nil {
 		return nil, err
 	}
-	timeout := c.Duration("lock-timeout")
-	if timeout < 0 {
-		return nil, Usagef("--lock-timeout must not be negative")
+	timeout, err := c.LockTimeout()
+	if err != nil {
+		return nil, err
 	}
 	if batch {
 		limitMemory()

@@ -60,7 +60,7 @@ func ServeIfAsked() bool {
 	}
 	wait, _ := time.ParseDuration(os.Getenv(tool.ServeWaitEnv))
 	// Nobody reads this process's output. ErrStoreGone: exit at once.
-	err := Serve(dir, envTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(tool.StatusReady) })
+	err := Serve(dir, tool.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(tool.StatusReady) })
 	if errors.Is(err, store.ErrBusy) {
 		report(tool.StatusBusy)
 	}
@@ -139,7 +139,7 @@ func servePrivate(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
-	err := store.ServePrivate(store.Options{Dir: dir, Sync: envTrue("WC_SYNC")}, client.NewSocket(privateFD), func() { close(opened) })
+	err := store.ServePrivate(store.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC")}, client.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
 		os.Exit(tool.ExitFailure)
 	}
@@ -168,9 +168,4 @@ func exitWhenOrphaned(fd int, opened <-chan struct{}) {
 			}
 		}
 	}
-}
-
-func envTrue(name string) bool {
-	v := os.Getenv(name)
-	return v == "1" || v == "true"
 }
