@@ -184,3 +184,24 @@ func TestTidyMergesLevelZero(t *testing.T) {
 		}
 	}
 }
+
+// Level 0 merges straight into the store's one level, however large the
+// store: with Badger's default base level (ten times below the last level,
+// once that passes 100 MB) every merge would write what it merged twice.
+func TestMergeIntoTheStoreLevel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	dir := t.TempDir()
+	createNoisy(t, dir, rng, 28, 128) // 112 MB, past 10 × Badger's 10 MB base
+	s := open(t, dir, Write)
+	defer mustClose(t, s)
+	levels := s.db.Levels()
+	last := levels[len(levels)-1]
+	if last.Size < 100<<20 {
+		t.Fatalf("the store's level holds %d MB, too little for the test", last.Size>>20)
+	}
+	for _, l := range levels {
+		if l.IsBaseLevel && l.Level != last.Level {
+			t.Errorf("level 0 merges into level %d, above the store's level %d", l.Level, last.Level)
+		}
+	}
+}
