@@ -22,7 +22,7 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "store", EnvVars: []string{"WC_STORE"}, Usage: "store `DIR` (default $XDG_DATA_HOME/wc, else ~/.local/share/wc)"},
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"WC_LOCK_TIMEOUT"}, Value: defaultLockTimeout,
-			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION` (0 fails at once)"},
+			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
 	}
 }
