@@ -114,15 +114,34 @@ func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
 	if err := st.Commit(&meta, res.Nodes); err != nil {
 		return err
 	}
-	out := struct {
-		session.Info
-		Appended []uint64 `json:"appended"`
-		Capped   int      `json:"capped,omitempty"`
-	}{Info: meta.Info(), Appended: []uint64{}, Capped: res.Capped}
+	out := appendResult{Info: meta.Info(), Appended: []uint64{}, Capped: res.Capped}
 	for _, n := range res.Nodes {
 		out.Appended = append(out.Appended, n.Seq)
 	}
 	return c.PrintJSON(out)
+}
+
+// appendResult is the line printed for each session.
+type appendResult struct {
+	session.Info
+	Appended []uint64 `json:"appended"`
+	Capped   int      `json:"capped,omitempty"`
+}
+
+// AppendJSON writes what encoding/json would, without its reflection.
+func (r appendResult) AppendJSON(dst []byte) []byte {
+	dst = append(r.AppendFields(append(dst, '{')), `,"appended":[`...)
+	for i, seq := range r.Appended {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendUint(dst, seq, 10)
+	}
+	dst = append(dst, ']')
+	if r.Capped != 0 {
+		dst = strconv.AppendInt(append(dst, `,"capped":`...), int64(r.Capped), 10)
+	}
+	return append(dst, '}')
 }
 
 func readPlan(c *tool.Ctx) (*plan, error) {

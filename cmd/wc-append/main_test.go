@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,5 +68,27 @@ func TestAmbiguousPrefix(t *testing.T) {
 	}
 	if _, stderr, code := run("wc-append", "abcd1", "--text", "hi"); code != 0 {
 		t.Errorf("unique prefix: exit %d: %s", code, stderr)
+	}
+}
+
+// The printed line is what encoding/json would write for it.
+func TestAppendResultJSON(t *testing.T) {
+	now := time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)
+	m := session.New("3f2a9c1e-4b7d-4e2a-9f1c-0123456789ab", "/home/dev/<src>&\u2028", "a \"title\"", now)
+	m.ForkedFrom = &session.ForkOrigin{ID: "5a1b", Seq: 3}
+	m.Cost.USD = 1e-7
+	for _, r := range []appendResult{
+		{Info: m.Info(), Appended: []uint64{}},
+		{Info: m.Info(), Appended: []uint64{4, 5, 18446744073709551615}, Capped: 2},
+	} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.AppendJSON(nil)) + "\n"; got != want.String() {
+			t.Errorf("printed\n%s\nencoding/json writes\n%s", got, want.String())
+		}
 	}
 }

@@ -176,34 +176,32 @@ type metaDisk struct {
 	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
-// EncodeMeta is the stored form of m.
+// EncodeMeta is the stored form of m: what json.Marshal writes for it.
 func EncodeMeta(m *Meta) []byte {
-	d := metaDisk{Meta: *m}
+	var extra []byte
 	if len(m.Extra) > 0 {
-		var obj []byte
-		obj = append(obj, '{')
+		extra = append(extra, '{')
 		for i, f := range m.Extra {
-			obj = appendKey(obj, i == 0, f.Key)
-			obj = append(obj, f.Value...)
+			extra = appendKey(extra, i == 0, f.Key)
+			extra = append(extra, f.Value...)
 		}
-		d.Extra = append(obj, '}')
+		extra = append(extra, '}')
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic("session: meta does not encode: " + err.Error()) // every field is plain data
-	}
-	return b
+	return encodeMeta(m, extra)
 }
 
 // DecodeMeta reads the stored form of a session's metadata.
 func DecodeMeta(b []byte) (Meta, error) {
-	var d metaDisk
-	if err := json.Unmarshal(b, &d); err != nil {
-		return Meta{}, err
+	m, extra, ok := decodeStoredMeta(b)
+	if !ok {
+		var d metaDisk
+		if err := json.Unmarshal(b, &d); err != nil {
+			return Meta{}, err
+		}
+		m, extra = d.Meta, d.Extra
 	}
-	m := d.Meta
-	if len(d.Extra) > 0 {
-		m.Extra = objectFields(d.Extra)
+	if len(extra) > 0 {
+		m.Extra = objectFields(extra)
 	}
 	if m.TitleSource == "" {
 		m.TitleSource = TitleDefault

@@ -6,10 +6,31 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wctoolkit/wc/pkg/session"
 )
+
+// jsonAppender writes itself as PrintJSON would through encoding/json,
+// without its reflection (whose first use costs a command about 0.1 ms).
+type jsonAppender interface {
+	AppendJSON(dst []byte) []byte
+}
 
 // PrintJSON writes v as one line of JSON, without HTML escaping.
 func (c *Ctx) PrintJSON(v any) error {
+	var line []byte
+	switch v := v.(type) {
+	case session.Info:
+		line = session.AppendInfoJSON(make([]byte, 0, 512), &v)
+	case *session.Info:
+		line = session.AppendInfoJSON(make([]byte, 0, 512), v)
+	case jsonAppender:
+		line = v.AppendJSON(make([]byte, 0, 512))
+	}
+	if line != nil {
+		_, err := c.out.Write(append(line, '\n'))
+		return err
+	}
 	enc := json.NewEncoder(&c.out)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
