@@ -128,16 +128,21 @@ type appendResult struct {
 	Capped   int      `json:"capped,omitempty"`
 }
 
-// AppendJSON writes what encoding/json would, without its reflection.
-func (r appendResult) AppendJSON(dst []byte) []byte {
-	dst = append(r.AppendFields(append(dst, '{')), `,"appended":[`...)
-	for i, seq := range r.Appended {
-		if i > 0 {
-			dst = append(dst, ',')
+// AppendPrintJSON writes what encoding/json would, without its reflection.
+func (r appendResult) AppendPrintJSON(dst []byte) []byte {
+	dst = append(r.AppendFields(append(dst, '{')), `,"appended":`...)
+	if r.Appended == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, seq := range r.Appended {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, seq, 10)
 		}
-		dst = strconv.AppendUint(dst, seq, 10)
+		dst = append(dst, ']')
 	}
-	dst = append(dst, ']')
 	if r.Capped != 0 {
 		dst = strconv.AppendInt(append(dst, `,"capped":`...), int64(r.Capped), 10)
 	}

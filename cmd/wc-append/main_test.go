@@ -79,6 +79,7 @@ func TestAppendResultJSON(t *testing.T) {
 	m.Cost.USD = 1e-7
 	for _, r := range []appendResult{
 		{Info: m.Info(), Appended: []uint64{}},
+		{Info: m.Info()},
 		{Info: m.Info(), Appended: []uint64{4, 5, 18446744073709551615}, Capped: 2},
 	} {
 		var want bytes.Buffer
@@ -87,7 +88,7 @@ func TestAppendResultJSON(t *testing.T) {
 		if err := enc.Encode(r); err != nil {
 			t.Fatal(err)
 		}
-		if got := string(r.AppendJSON(nil)) + "\n"; got != want.String() {
+		if got := string(r.AppendPrintJSON(nil)) + "\n"; got != want.String() {
 			t.Errorf("printed\n%s\nencoding/json writes\n%s", got, want.String())
 		}
 	}

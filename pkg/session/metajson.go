@@ -357,7 +357,7 @@ type metaScanner struct {
 }
 
 // object reads an object, calling member for each key with the scanner at
-// its value.
+// its value. A repeated key is refused.
 func (s *metaScanner) object(member func(key []byte) bool) bool {
 	if !s.byte('{') {
 		return false
@@ -365,13 +365,32 @@ func (s *metaScanner) object(member func(key []byte) bool) bool {
 	if s.byte('}') {
 		return true
 	}
+	// A struct's few keys are compared in a list; a map of fired rules
+	// may hold thousands, which a set keeps linear.
 	var seen []string
+	var many map[string]bool
 	for {
 		key, ok := s.key()
-		if !ok || slices.Contains(seen, string(key)) {
+		if !ok {
 			return false
 		}
-		seen = append(seen, string(key))
+		switch {
+		case many != nil:
+			if many[string(key)] {
+				return false
+			}
+			many[string(key)] = true
+		case slices.Contains(seen, string(key)):
+			return false
+		case len(seen) < 16:
+			seen = append(seen, string(key))
+		default:
+			many = make(map[string]bool, 2*len(seen))
+			for _, k := range seen {
+				many[k] = true
+			}
+			many[string(key)] = true
+		}
 		if !member(key) {
 			return false
 		}

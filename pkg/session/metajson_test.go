@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -184,6 +185,46 @@ func TestDecodeMetaOtherForms(t *testing.T) {
 		if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%.80q: DecodeMeta gives %v, %v; encoding/json %v, %v", in, got, gerr, want, werr)
 		}
+	}
+}
+
+// Past a struct's few keys the scanner keeps a set: a repeated rule is
+// still refused, to encoding/json, which keeps the last.
+func TestDecodeMetaManyRules(t *testing.T) {
+	rules := make([]string, 40)
+	for i := range rules {
+		rules[i] = fmt.Sprintf(`"rule-%02d":%d`, i, i)
+	}
+	distinct := `{"stream_rules":{"turn":1,"fired":{` + strings.Join(rules, ",") + `}}}`
+	repeated := `{"stream_rules":{"turn":1,"fired":{` + strings.Join(append(rules, `"rule-03":99`), ",") + `}}}`
+	if _, _, ok := decodeStoredMeta([]byte(distinct)); !ok {
+		t.Error("the scanner refuses 40 distinct rules")
+	}
+	if _, _, ok := decodeStoredMeta([]byte(repeated)); ok {
+		t.Error("the scanner takes a rule repeated after the 16th")
+	}
+	m, err := DecodeMeta([]byte(repeated))
+	if err != nil || len(m.StreamRules.Fired) != 40 || m.StreamRules.Fired["rule-03"] != 99 {
+		t.Errorf("a repeated rule decodes as %v, %v", m.StreamRules.Fired, err)
+	}
+}
+
+// Decoding stays linear in the rules a session has fired.
+func BenchmarkDecodeMetaRules(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		m := Meta{ID: "3f2a9c1e-4b7d-4e2a-9f1c-0123456789ab", StreamRules: StreamRules{Turn: 1, Fired: map[string]uint64{}}}
+		for i := range n {
+			m.StreamRules.Fired[fmt.Sprintf("rule-%06d", i)] = uint64(i)
+		}
+		stored := EncodeMeta(&m)
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(stored)))
+			for b.Loop() {
+				if _, err := DecodeMeta(stored); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,10 +11,10 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
-// jsonAppender writes itself as PrintJSON would through encoding/json,
+// jsonPrinter writes itself as PrintJSON would through encoding/json,
 // without its reflection (whose first use costs a command about 0.1 ms).
-type jsonAppender interface {
-	AppendJSON(dst []byte) []byte
+type jsonPrinter interface {
+	AppendPrintJSON(dst []byte) []byte
 }
 
 // PrintJSON writes v as one line of JSON, without HTML escaping.
@@ -21,11 +22,11 @@ func (c *Ctx) PrintJSON(v any) error {
 	var line []byte
 	switch v := v.(type) {
 	case session.Info:
-		line = session.AppendInfoJSON(make([]byte, 0, 512), &v)
+		line = appendInfo(&v)
 	case *session.Info:
-		line = session.AppendInfoJSON(make([]byte, 0, 512), v)
-	case jsonAppender:
-		line = v.AppendJSON(make([]byte, 0, 512))
+		line = appendInfo(v)
+	case jsonPrinter:
+		line = v.AppendPrintJSON(make([]byte, 0, 512))
 	}
 	if line != nil {
 		_, err := c.out.Write(append(line, '\n'))
@@ -34,6 +35,15 @@ func (c *Ctx) PrintJSON(v any) error {
 	enc := json.NewEncoder(&c.out)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// appendInfo is info's line, or nil for what encoding/json must answer: a
+// nil pointer (null), a cost that is not a number (an error).
+func appendInfo(info *session.Info) []byte {
+	if info == nil || math.IsNaN(info.Cost.USD) || math.IsInf(info.Cost.USD, 0) {
+		return nil
+	}
+	return session.AppendInfoJSON(make([]byte, 0, 512), info)
 }
 
 // Table writes rows as aligned columns for a terminal.

@@ -1,8 +1,11 @@
 package tool
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -186,6 +189,41 @@ func TestIsSetMatchesCli(t *testing.T) {
 		}}
 		if err := app.Run(strings.Fields(args)); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// PrintJSON writes info by hand, and everything else, or what encoding/json
+// must answer, through encoding/json.
+func TestPrintJSON(t *testing.T) {
+	info := session.Info{ID: "3f2a", Title: "a <b> & c", Branches: 2}
+	embedded := struct {
+		session.Info
+		Removed int `json:"removed"`
+	}{Info: info, Removed: 3}
+	nan := info
+	nan.Cost.USD = math.NaN()
+	for _, tc := range []struct {
+		v    any
+		want string // when set, what encoding/json writes too
+	}{
+		{info, `{"id":"3f2a","title":"a <b> & c","title_source":"","project_path":"","created_at":"","updated_at":"","message_count":0,"user_message_count":0,"tokens":0,"usage":{"input_tokens":0,"output_tokens":0},"cost":{"usd":0,"unpriced_steps":0},"edit_stats":{"added":0,"removed":0,"approximate":false},"head":0,"branches":2}` + "\n"},
+		{&info, ""},
+		{embedded, ""},
+		{(*session.Info)(nil), "null\n"},
+		{nan, ""},
+	} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		werr := enc.Encode(tc.v)
+		if tc.want != "" && tc.want != want.String() {
+			t.Fatalf("the test expects %q where encoding/json writes %q", tc.want, want.String())
+		}
+		c := &Ctx{}
+		err := c.PrintJSON(tc.v)
+		if (err == nil) != (werr == nil) || err == nil && c.out.held.String() != want.String() {
+			t.Errorf("PrintJSON(%T) wrote %q, %v; encoding/json %q, %v", tc.v, c.out.held.String(), err, want.String(), werr)
 		}
 	}
 }
