@@ -17,7 +17,8 @@ Without --import the session is empty: it has the project, the system prompt and
 Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import, one or more sessions each; --import names its format, and FILE arguments alone mean --import auto, which tells the formats apart by their content:
 
   native     the share JSON of wc-export --format json and of whycodes,
-             or a bare JSON array of messages
+             a bare JSON array of messages, or the lines of
+             wc-export --format jsonl
   claude     a Claude Code session (~/.claude/projects/*/*.jsonl)
   codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl)
   opencode   the JSON of "opencode export"
@@ -26,7 +27,7 @@ Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import
 
 Imports keep the structure: tool calls and results stay paired blocks, thinking with its signatures and images are kept, source timestamps are kept, and provider usage is summed (Codex's repeated token_count snapshots counted once). A Claude Code file's uuid/parentUuid tree becomes the session's tree, so its rewinds become branches; split assistant records are merged, compaction summaries are marked as such, and sidechains are skipped unless --sidechains. Records that have no place in a session are counted in the output under "skipped", never dropped silently. A file with no user or assistant message is an error (status 65).
 
-A native share keeps everything (title, times, usage, cost, branches); only the id is new. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.`,
+A native share keeps everything (title, times, usage, cost, branches); only the id is new. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, but they do not say which node was the head or what the branches were called, so the newest leaf becomes the head and the other leaves unnamed branches. Lines of a path, or lines a filter left some parents out of, make a path in their order; so does a stream that mixes them with other messages. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},

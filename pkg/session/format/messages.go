@@ -18,6 +18,10 @@ import (
 type Batch struct {
 	Messages []session.Message
 	Usage    *session.Usage // summed over provider responses, if any carried usage
+
+	// nodes[i] is where Messages[i] was in its session's tree, when it
+	// came from a wc-export jsonl node line; see importNodes.
+	nodes []nodeLine
 }
 
 // ParseMessages reads a stream of JSON values: message objects, arrays of
@@ -93,14 +97,30 @@ func (b *Batch) addObject(v gjson.Result, line int) error {
 			return lineErr(line, "an OpenAI response without choices[0].message")
 		}
 		b.addUsage(openAIUsage(v.Get("usage")))
-		return b.addMessage(msg, line)
+		if err := b.addMessage(msg, line); err != nil {
+			return err
+		}
+		b.nodes = append(b.nodes, nodeLine{})
+		return nil
 	case v.Get("type").Str == "message" && v.Get("role").Exists() && v.Get("content").Exists(): // Anthropic message
 		b.addUsage(anthropicUsage(v.Get("usage")))
-		return b.addMessage(v, line)
+		if err := b.addMessage(v, line); err != nil {
+			return err
+		}
+		b.nodes = append(b.nodes, nodeLine{})
+		return nil
 	case !v.Get("role").Exists() && v.Get("message").IsObject(): // a jsonl node line
-		return b.addMessage(v.Get("message"), line)
+		if err := b.addMessage(v.Get("message"), line); err != nil {
+			return err
+		}
+		b.nodes = append(b.nodes, nodeLineOf(v, line))
+		return nil
 	}
-	return b.addMessage(v, line)
+	if err := b.addMessage(v, line); err != nil {
+		return err
+	}
+	b.nodes = append(b.nodes, nodeLine{})
+	return nil
 }
 
 // addMessage decodes one message; a provider response's own members (id,

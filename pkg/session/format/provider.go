@@ -26,6 +26,12 @@ func importNative(data []byte) ([]Imported, error) {
 		if err != nil {
 			return nil, err
 		}
+		if out, ok := importNodes(&batch); ok {
+			if len(out) == 0 {
+				return nil, errNoMessages
+			}
+			return out, nil
+		}
 		imp.Share.Messages = batch.Messages
 		if batch.Usage != nil {
 			imp.Share.Meta.Usage = *batch.Usage
