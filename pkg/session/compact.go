@@ -91,7 +91,8 @@ func TruncateToolResults(msgs []Message) int {
 }
 
 // capToolBodies caps a message's tool output: the text of a tool message
-// and its text blocks, and string toolresult blocks in any message.
+// and its text blocks, and toolresult blocks in any message (a string, or
+// the text parts of a block list).
 func capToolBodies(m *Message, max int) int {
 	if !m.Content.IsBlocks {
 		if m.Role == RoleTool {
@@ -106,6 +107,8 @@ func capToolBodies(m *Message, max int) int {
 		switch {
 		case b.Type == BlockToolResult && b.ResultRaw == nil:
 			changed += capBody(&b.Result, max)
+		case b.Type == BlockToolResult:
+			changed += editResultParts(&b.ResultRaw, func(text *string) int { return capBody(text, max) })
 		case b.Type == BlockText && m.Role == RoleTool:
 			changed += capBody(&b.Text, max)
 		}
@@ -173,6 +176,8 @@ func SpillToolResults(msgs []Message, put func(body string) string) int {
 				changed += spill(&b.Text)
 			case b.Type == BlockToolResult && b.ResultRaw == nil:
 				changed += spill(&b.Result)
+			case b.Type == BlockToolResult:
+				changed += editResultParts(&b.ResultRaw, spill)
 			}
 		}
 	}

@@ -1357,15 +1357,21 @@ func TestTruncateBlockVariants(t *testing.T) {
 		blocks(session.RoleUser, cpTextBlock(huge), cpResult("r2", huge)),
 		blocks(session.RoleAssistant, thinking, use),
 	}
-	if n := session.TruncateToolResults(msgs); n != 3 {
-		t.Fatalf("%d changed, want 3", n)
+	if n := session.TruncateToolResults(msgs); n != 4 {
+		t.Fatalf("%d changed, want 4", n)
 	}
 	bs := msgs[0].Content.Blocks
 	if bs[0].Text != capped || bs[1].Result != capped || msgs[1].Content.Blocks[1].Result != capped {
 		t.Error("text or toolresult not capped")
 	}
-	if encode(blocks(session.RoleTool, bs[2:]...)) != encode(blocks(session.RoleTool, img, thinking, use, session.Block{Type: session.BlockToolResult, ToolUseID: "l", ResultRaw: list})) {
-		t.Error("images, thinking, tooluse or a block-list result were changed")
+	// Ours: a block list's text parts are capped as text blocks are.
+	cappedText, _ := json.Marshal(strings.Repeat("l", session.ToolResultMaxChars) + notice(1000))
+	cappedList := `[{"type":"text","text":` + string(cappedText) + `}]`
+	if string(bs[5].ResultRaw) != cappedList {
+		t.Errorf("a block-list result was not capped: …%s", bs[5].ResultRaw[len(bs[5].ResultRaw)-120:])
+	}
+	if encode(blocks(session.RoleTool, bs[2:5]...)) != encode(blocks(session.RoleTool, img, thinking, use)) {
+		t.Error("images, thinking or tooluse were changed")
 	}
 	if msgs[1].Content.Blocks[0].Text != huge || msgs[2].Content.Blocks[0].Text != huge {
 		t.Error("non-tool text capped")
@@ -1537,8 +1543,8 @@ func TestSpillToolResults(t *testing.T) {
 	}
 	before := cpEncodeAll(msgs)
 	work := slices.Clone(msgs)
-	if n := session.SpillToolResults(work, put); n != 5 {
-		t.Fatalf("%d spilled, want 5", n)
+	if n := session.SpillToolResults(work, put); n != 6 {
+		t.Fatalf("%d spilled, want 6", n)
 	}
 	pointer := regexp.MustCompile(`(?s)^(.*)\n…\nfull output saved: wc-blob:([0-9a-f]{64})$`)
 	check := func(what, got, orig string) {
@@ -1569,9 +1575,11 @@ func TestSpillToolResults(t *testing.T) {
 	if encode(work[3]) != before[3] || encode(work[4]) != before[4] {
 		t.Error("a short or already spilled body was spilled")
 	}
-	if string(work[5].Content.Blocks[2].ResultRaw) != string(msgs[5].Content.Blocks[2].ResultRaw) {
-		t.Error("a block-list result was spilled")
+	var part []string // ours: a block list's text parts spill as text blocks do
+	if err := json.Unmarshal(work[5].Content.Blocks[2].ResultRaw, &part); err != nil || len(part) != 1 {
+		t.Fatalf("the block-list result became %s (%v)", work[5].Content.Blocks[2].ResultRaw, err)
 	}
+	check("block-list part", part[0], long("q"))
 	if !slices.Equal(cpEncodeAll(work[6:]), before[6:]) {
 		t.Error("one of the newest 4 tool messages was spilled")
 	}

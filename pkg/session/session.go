@@ -130,7 +130,26 @@ func prepareToolOutput(msg *Message, noCap bool) int {
 	cloned := false
 	for i := range msg.Content.Blocks {
 		b := &msg.Content.Blocks[i]
-		if b.Type != BlockToolResult || b.ResultRaw != nil {
+		if b.Type != BlockToolResult {
+			continue
+		}
+		if b.ResultRaw != nil {
+			raw := b.ResultRaw // replaced, not written through, when a part is cut
+			n := editResultParts(&raw, func(text *string) int {
+				var cut bool
+				if *text, cut = CapToolText(*text, ToolResultMaxChars); cut {
+					return 1
+				}
+				return 0
+			})
+			if n > 0 {
+				if !cloned {
+					msg.Content.Blocks = slices.Clone(msg.Content.Blocks)
+					cloned = true
+				}
+				msg.Content.Blocks[i].ResultRaw = raw
+				capped += n
+			}
 			continue
 		}
 		if text, cut := CapToolText(b.Result, ToolResultMaxChars); cut {

@@ -243,6 +243,23 @@ func TestAppendCapping(t *testing.T) {
 			t.Error("Append modified its input")
 		}
 	})
+	// Ours: a toolresult whose content is a provider block list has its
+	// text parts capped as text blocks are; other parts stay as they were.
+	t.Run("block-list toolresult", func(t *testing.T) {
+		m := session.New(testID, "/p", "", t0)
+		list := json.RawMessage(`[` + mustJSON(t, huge) + `,{"type":"text","text":` + mustJSON(t, huge) +
+			`,"cache_control":{"type":"ephemeral"}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]`)
+		in := []session.Message{blocks(session.RoleUser, session.Block{Type: session.BlockToolResult, ToolUseID: "l", ResultRaw: list})}
+		res := session.Append(&m, nil, in, t0, nil, session.AppendOptions{})
+		want := `[` + mustJSON(t, capped) + `,{"type":"text","text":` + mustJSON(t, capped) +
+			`,"cache_control":{"type":"ephemeral"}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]`
+		if got := string(res.Nodes[0].Msg.Content.Blocks[0].ResultRaw); res.Capped != 2 || got != want {
+			t.Errorf("capped %d, content %.200s", res.Capped, got)
+		}
+		if string(in[0].Content.Blocks[0].ResultRaw) != string(list) {
+			t.Error("Append modified its input")
+		}
+	})
 	t.Run("NoCap", func(t *testing.T) {
 		m := session.New(testID, "/p", "", t0)
 		res := session.Append(&m, nil, []session.Message{toolMsg("c", huge), userResults(),
@@ -674,4 +691,13 @@ func TestTree(t *testing.T) {
 			t.Error("Path on a self-loop")
 		}
 	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Caps on tool output, in Unicode scalar values.
@@ -104,4 +107,51 @@ func imagePayload(content string) (Content, bool) {
 		return BlockContent(Block{Type: BlockText, Text: preface}, Block{Type: BlockImage, Source: src}), true
 	}
 	return Content{}, false
+}
+
+// editResultParts applies edit to the text parts of a toolresult whose
+// content is a provider block list (a string part, or a part of type text),
+// as the cap passes do to text blocks: a tool's output is no less capped,
+// pruned or spilled for coming as a list. raw is replaced, never written
+// through, when a part changed; it returns how many parts edit changed.
+func editResultParts(raw *json.RawMessage, edit func(text *string) int) int {
+	v := gjson.ParseBytes(*raw)
+	if !v.IsArray() {
+		return 0
+	}
+	changed := 0
+	out := make([]byte, 0, len(*raw))
+	out = append(out, '[')
+	v.ForEach(func(_, part gjson.Result) bool {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		switch {
+		case part.Type == gjson.String:
+			text := part.Str
+			if edit(&text) > 0 {
+				changed++
+				out = appendString(out, text)
+				return true
+			}
+		case part.IsObject() && part.Get("type").Str == BlockText:
+			t := gjson.Get(part.Raw, "text") // Index is then within part.Raw
+			if t.Type == gjson.String && t.Index > 0 && part.Raw[t.Index:t.Index+len(t.Raw)] == t.Raw {
+				text := t.Str
+				if edit(&text) > 0 {
+					changed++
+					out = append(out, part.Raw[:t.Index]...)
+					out = appendString(out, text)
+					out = append(out, part.Raw[t.Index+len(t.Raw):]...)
+					return true
+				}
+			}
+		}
+		out = append(out, part.Raw...)
+		return true
+	})
+	if changed > 0 {
+		*raw = append(out, ']')
+	}
+	return changed
 }
