@@ -247,11 +247,11 @@ func TestAppendCapping(t *testing.T) {
 	// text parts capped as text blocks are; other parts stay as they were.
 	t.Run("block-list toolresult", func(t *testing.T) {
 		m := session.New(testID, "/p", "", t0)
-		list := json.RawMessage(`[` + mustJSON(t, huge) + `,{"type":"text","text":` + mustJSON(t, huge) +
+		list := json.RawMessage(`[` + jsonOf(t, huge) + `,{"type":"text","text":` + jsonOf(t, huge) +
 			`,"cache_control":{"type":"ephemeral"}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]`)
 		in := []session.Message{blocks(session.RoleUser, session.Block{Type: session.BlockToolResult, ToolUseID: "l", ResultRaw: list})}
 		res := session.Append(&m, nil, in, t0, nil, session.AppendOptions{})
-		want := `[` + mustJSON(t, capped) + `,{"type":"text","text":` + mustJSON(t, capped) +
+		want := `[` + jsonOf(t, capped) + `,{"type":"text","text":` + jsonOf(t, capped) +
 			`,"cache_control":{"type":"ephemeral"}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]`
 		if got := string(res.Nodes[0].Msg.Content.Blocks[0].ResultRaw); res.Capped != 2 || got != want {
 			t.Errorf("capped %d, content %.200s", res.Capped, got)
@@ -691,13 +691,4 @@ func TestTree(t *testing.T) {
 			t.Error("Path on a self-loop")
 		}
 	})
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
