@@ -35,6 +35,7 @@ func ParseMessages(data []byte) (Batch, error) {
 	var b Batch
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	line, counted := 1, 0 // the line of data[counted], counted as values go
 	for n := 1; ; n++ {
 		start := dec.InputOffset()
 		var raw json.RawMessage
@@ -47,7 +48,8 @@ func ParseMessages(data []byte) (Batch, error) {
 		}
 		// The value starts after the whitespace that ended the previous one.
 		begin := int(start) + len(data[start:]) - len(bytes.TrimLeft(data[start:], " \t\r\n"))
-		line := 1 + bytes.Count(data[:begin], []byte{'\n'})
+		line += bytes.Count(data[counted:begin], []byte{'\n'})
+		counted = begin
 		if err := b.addValue(gjson.ParseBytes(raw), line); err != nil {
 			return Batch{}, err
 		}
