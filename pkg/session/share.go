@@ -112,6 +112,21 @@ type Share struct {
 	// A whycodes checkpoint gives only a position on the active path; wc's
 	// also gives the node.
 	checkpointByIndex bool
+
+	// A tree share (TreeShare) holds every node once in Messages instead
+	// of a copy of each path from the root.
+	parents  []int
+	treeHead int
+}
+
+// TreeShare is the share of a whole tree: msgs in an order where a parent
+// comes before its children, parents[i] the index of msgs[i]'s parent (-1
+// for a root), head the index of the head node. FromShare builds its nodes
+// one for one, where a share's copy of every path from the root would cost
+// the square of a long session with many branches; every leaf but the
+// head's becomes an unnamed branch.
+func TreeShare(m Meta, msgs []Message, parents []int, head int) Share {
+	return Share{Meta: m, Messages: msgs, parents: parents, treeHead: head}
 }
 
 // SharedBranch is one entry of a share's branches.
@@ -296,6 +311,9 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if m.TitleSource == "" {
 		m.TitleSource = InferTitleSource(m.Title, m.ProjectPath)
 	}
+	if sh.parents != nil {
+		return fromTreeShare(sh, m, untitled)
+	}
 	b := newTreeBuilder()
 	head := b.addPath(sh.Messages)
 	m.Branches = nil
@@ -323,16 +341,55 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 		headNode = b.node(head)
 	}
 	m.SetHead(headNode)
-	if untitled { // as from_imported: the first user text names the session
-		for i := range sh.Messages {
-			if !sh.Messages[i].IsUserTurn() {
-				continue
-			}
-			if text, ok := sh.Messages[i].AsText(); ok {
-				m.ApplyHeuristicTitle(text)
-				break
-			}
-		}
+	if untitled {
+		m.titleFromFirstTurn(sh.Messages)
 	}
 	return m, b.nodes
+}
+
+// titleFromFirstTurn names an untitled import, as from_imported does: by
+// the first user text.
+func (m *Meta) titleFromFirstTurn(msgs []Message) {
+	for i := range msgs {
+		if !msgs[i].IsUserTurn() {
+			continue
+		}
+		if text, ok := msgs[i].AsText(); ok {
+			m.ApplyHeuristicTitle(text)
+			return
+		}
+	}
+}
+
+// fromTreeShare is FromShare of a TreeShare: node i gets seq i+1.
+func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
+	nodes := make([]Node, 0, len(sh.Messages))
+	hasChild := make([]bool, len(sh.Messages))
+	for i := range sh.Messages {
+		var parent *Node
+		if p := sh.parents[i]; p >= 0 {
+			parent, hasChild[p] = &nodes[p], true
+		}
+		nodes = append(nodes, Child(parent, uint64(i)+1, sh.Messages[i]))
+	}
+	m.Branches = nil
+	for i := range nodes {
+		if !hasChild[i] && i != sh.treeHead {
+			m.Branches = append(m.Branches, NamedBranch{Seq: nodes[i].Seq})
+		}
+	}
+	m.Checkpoint = nil // a share's checkpoint names a node of its own numbering
+	m.NextSeq = uint64(len(nodes)) + 1
+	systemPrompt := m.SystemPrompt
+	m.Tokens, m.SystemTokens = 0, 0
+	m.SetSystemPrompt(systemPrompt)
+	var head *Node
+	if len(nodes) > 0 {
+		head = &nodes[sh.treeHead]
+	}
+	m.SetHead(head)
+	if untitled {
+		m.titleFromFirstTurn(sh.Messages)
+	}
+	return m, nodes
 }

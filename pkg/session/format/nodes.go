@@ -1,7 +1,7 @@
 package format
 
 import (
-	"slices"
+	"fmt"
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
@@ -13,103 +13,150 @@ type nodeLine struct {
 	seq, parent uint64
 	line        int
 	ok          bool // the line had an id, a seq and a parent
+	bad         bool // ... but seq or parent is not a whole number (seq above 0)
 }
 
 func nodeLineOf(v gjson.Result, line int) nodeLine {
 	id, seq, parent := v.Get("id"), v.Get("seq"), v.Get("parent")
-	if id.Type != gjson.String || seq.Type != gjson.Number || parent.Type != gjson.Number {
+	if id.Type != gjson.String || !seq.Exists() || !parent.Exists() {
 		return nodeLine{}
 	}
-	return nodeLine{id: id.Str, seq: seq.Uint(), parent: parent.Uint(), line: line, ok: seq.Uint() > 0}
+	n := nodeLine{id: id.Str, line: line, ok: true}
+	var okSeq, okParent bool
+	n.seq, okSeq = wholeNumber(seq)
+	n.parent, okParent = wholeNumber(parent)
+	n.bad = !okSeq || !okParent || n.seq == 0
+	return n
+}
+
+// wholeNumber reads a JSON number of digits alone, as seqs are written.
+func wholeNumber(v gjson.Result) (uint64, bool) {
+	if v.Type != gjson.Number || v.Raw == "" {
+		return 0, false
+	}
+	for _, c := range []byte(v.Raw) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n := v.Uint()
+	return n, fmt.Sprint(n) == v.Raw
+}
+
+// isNodeLine reports a lone wc-export jsonl line, which is valid JSON but
+// no share.
+func isNodeLine(data []byte) bool {
+	v := gjson.ParseBytes(data)
+	return v.IsObject() && v.Get("message").IsObject() && !v.Get("role").Exists() && !v.Get("messages").Exists()
 }
 
 // importNodes reads the lines of wc-export --format jsonl back into their
-// sessions, one per id in the order the ids first appear. A session whose
-// lines hold a whole tree (--tree: every parent an earlier line, more than
-// one leaf) gets that tree back: the lines do not say which node was the
-// head, so the newest leaf becomes it and the other leaves unnamed
-// branches (wc-export --format json keeps the head and the names). Lines
-// that do not (an active path, or lines a filter left out) stay a path in
-// their order, as any message stream. ok is false when some message did
-// not come from such a line: the stream is then one path, as before.
-func importNodes(batch *Batch) (out []Imported, ok bool) {
+// sessions, one per id in the order the ids first appear. A session's lines
+// that hold its whole tree (--tree: every parent an earlier line) make that
+// tree again: the lines do not say which node was the head, so the newest
+// leaf becomes it and the other leaves unnamed branches (wc-export --format
+// json keeps the head and the names). Lines of one path in its order make
+// that path, also when a filter left some of them out. Lines that are
+// neither (a thinned tree, lines out of order) are refused: read as one
+// path they would interleave the branches. ok is false when some message
+// did not come from such a line: the stream is then one path, as any.
+func importNodes(batch *Batch) (out []Imported, ok bool, err error) {
 	if len(batch.nodes) != len(batch.Messages) || len(batch.Messages) == 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	var ids []string
 	lines := map[string][]int{}
 	for i, n := range batch.nodes {
 		if !n.ok {
-			return nil, false
+			return nil, false, nil
+		}
+		if n.bad {
+			return nil, true, lineErr(n.line, "seq and parent must be whole numbers, and seq above 0")
 		}
 		if _, seen := lines[n.id]; !seen {
 			ids = append(ids, n.id)
 		}
 		lines[n.id] = append(lines[n.id], i)
 	}
+	turns := false
 	for _, id := range ids {
-		imp := Imported{SourceID: id}
-		var span timeSpan
-		for _, i := range lines[id] {
-			span.add(batch.Messages[i].CreatedAt)
+		imp, err := importNodeSession(batch, id, lines[id])
+		if err != nil {
+			return nil, true, err
 		}
-		imp.Share.Meta.CreatedAt, imp.Share.Meta.UpdatedAt = span.first, span.last
-		if paths := treePaths(batch, lines[id]); paths != nil {
-			imp.Share.Messages = paths[0]
-			for _, p := range paths[1:] {
-				imp.Share.Branches = append(imp.Share.Branches, session.SharedBranch{Messages: p})
-			}
-		} else {
-			for _, i := range lines[id] {
-				imp.Share.Messages = append(imp.Share.Messages, batch.Messages[i])
-			}
-		}
-		if !hasTurns(&imp.Share) {
-			return nil, true // Import's caller reports no messages
-		}
+		// A session with no turn is still one: only a stream with none at
+		// all is refused, as any import.
+		turns = turns || hasTurns(&imp.Share)
 		out = append(out, imp)
 	}
-	return out, true
+	if !turns {
+		return nil, true, errNoMessages
+	}
+	return out, true, nil
 }
 
-// treePaths returns the path from the root to every leaf of the tree the
-// lines (indexes into batch) hold, the newest leaf's first and the others
-// in the order of their seqs; nil when the lines are not a whole tree with
-// more than one leaf.
-func treePaths(batch *Batch, lines []int) [][]session.Message {
-	at := make(map[uint64]int, len(lines)) // seq -> index into batch
-	hasChild := map[uint64]bool{}
+// importNodeSession makes one session of its lines (indexes into batch).
+func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
+	var meta session.Meta
+	var span timeSpan
+	msgs := make([]session.Message, len(lines))
+	for k, i := range lines {
+		msgs[k] = batch.Messages[i]
+		span.add(msgs[k].CreatedAt)
+	}
+	meta.CreatedAt, meta.UpdatedAt = span.first, span.last
+	imp := Imported{SourceID: id}
+
+	pos := make(map[uint64]int, len(lines)) // seq -> k
+	parents := make([]int, len(lines))
+	children := make([]int, len(lines))
+	whole := true
+	for k, i := range lines {
+		n := batch.nodes[i]
+		if _, dup := pos[n.seq]; dup {
+			return imp, lineErr(n.line, "node %d of session %s appears twice", n.seq, id)
+		}
+		parents[k] = -1
+		if n.parent != 0 {
+			p, known := pos[n.parent]
+			if !known {
+				whole = false
+			} else {
+				parents[k] = p
+				children[p]++
+			}
+		}
+		pos[n.seq] = k
+	}
+	if whole {
+		head, leaves := -1, 0
+		for k := range lines {
+			if children[k] == 0 {
+				leaves++
+				if head < 0 || batch.nodes[lines[k]].seq > batch.nodes[lines[head]].seq {
+					head = k
+				}
+			}
+		}
+		if leaves > 1 {
+			imp.Share = session.TreeShare(meta, msgs, parents, head)
+			return imp, nil
+		}
+		imp.Share = session.Share{Meta: meta, Messages: msgs} // one chain, parents first
+		return imp, nil
+	}
+	// A path in its order has each node's parent at or after the node
+	// before it, whatever a filter left out between them.
+	var prev uint64
 	for _, i := range lines {
 		n := batch.nodes[i]
-		if _, dup := at[n.seq]; dup {
-			return nil
+		if n.parent < prev || n.parent >= n.seq {
+			return imp, lineErr(n.line, "session %s: the lines are neither its whole tree nor one path in order "+
+				"(node %d's parent %d is not the node before it); import wc-export --format jsonl --tree as it is, "+
+				"or --format json", id, n.seq, n.parent)
 		}
-		if _, known := at[n.parent]; n.parent != 0 && !known {
-			return nil // a parent left out, or after its child
-		}
-		at[n.seq] = i
-		hasChild[n.parent] = true
+		prev = n.seq
 	}
-	var leaves []uint64
-	for seq := range at {
-		if !hasChild[seq] {
-			leaves = append(leaves, seq)
-		}
-	}
-	if len(leaves) < 2 {
-		return nil
-	}
-	slices.Sort(leaves)
-	newest := leaves[len(leaves)-1]
-	leaves = append([]uint64{newest}, leaves[:len(leaves)-1]...)
-	paths := make([][]session.Message, 0, len(leaves))
-	for _, leaf := range leaves {
-		var path []session.Message
-		for seq := leaf; seq != 0; seq = batch.nodes[at[seq]].parent {
-			path = append(path, batch.Messages[at[seq]])
-		}
-		slices.Reverse(path)
-		paths = append(paths, path)
-	}
-	return paths
+	imp.Share = session.Share{Meta: meta, Messages: msgs}
+	return imp, nil
 }

@@ -14,7 +14,7 @@ import (
 func importNative(data []byte) ([]Imported, error) {
 	data = bytes.TrimSpace(data)
 	var imp Imported
-	if gjson.ValidBytes(data) {
+	if gjson.ValidBytes(data) && !isNodeLine(data) {
 		sh, err := session.DecodeShare(data)
 		if err != nil {
 			return nil, err
@@ -26,11 +26,8 @@ func importNative(data []byte) ([]Imported, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out, ok := importNodes(&batch); ok {
-			if len(out) == 0 {
-				return nil, errNoMessages
-			}
-			return out, nil
+		if out, ok, err := importNodes(&batch); ok {
+			return out, err
 		}
 		imp.Share.Messages = batch.Messages
 		if batch.Usage != nil {
