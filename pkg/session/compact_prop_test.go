@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -148,8 +149,15 @@ func (g *cpGen) assistant(calls int) (session.Message, []string) {
 
 func (g *cpGen) resultBlock(id string) session.Block {
 	b := cpResult(id, g.body())
-	if g.r.IntN(20) == 0 {
-		raw, _ := json.Marshal([]map[string]string{{"type": "text", "text": b.Result}})
+	if g.r.IntN(4) == 0 { // a provider block list: a text part, maybe a bare string, maybe an image
+		parts := []any{map[string]any{"type": "text", "text": b.Result, "cache_control": map[string]string{"type": "ephemeral"}}}
+		if g.r.IntN(2) == 0 {
+			parts = append(parts, g.body())
+		}
+		if g.r.IntN(3) == 0 {
+			parts = append(parts, map[string]any{"type": "image", "source": map[string]string{"type": "base64", "media_type": "image/png", "data": "AAAA"}})
+		}
+		raw, _ := json.Marshal(parts)
 		b.Result, b.ResultRaw = "", raw
 	}
 	if g.r.IntN(5) == 0 {
@@ -430,11 +438,49 @@ func cpBodies(msgs []session.Message) []string {
 			case session.BlockText:
 				out = append(out, b.Text)
 			case session.BlockToolResult:
-				out = append(out, b.Result)
+				if b.ResultRaw != nil {
+					texts, _ := cpRawParts(b.ResultRaw)
+					out = append(out, texts...)
+				} else {
+					out = append(out, b.Result)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// cpRawParts splits a toolresult's block list into the texts the cap
+// passes edit (string parts, and the text of text parts) and the rest.
+func cpRawParts(raw json.RawMessage) (texts []string, shape string) {
+	if raw == nil {
+		return nil, ""
+	}
+	v := gjson.ParseBytes(raw)
+	if !v.IsArray() {
+		return nil, string(raw)
+	}
+	var b strings.Builder
+	v.ForEach(func(_, part gjson.Result) bool {
+		switch {
+		case part.Type == gjson.String:
+			texts = append(texts, part.Str)
+			b.WriteString("[string]")
+		case part.IsObject() && part.Get("type").Str == session.BlockText && part.Get("text").Type == gjson.String:
+			texts = append(texts, part.Get("text").Str)
+			part.ForEach(func(k, val gjson.Result) bool {
+				if k.Str != "text" {
+					b.WriteString(k.Raw + ":" + val.Raw)
+				}
+				return true
+			})
+		default:
+			b.WriteString(part.Raw)
+		}
+		b.WriteByte(';')
+		return true
+	})
+	return texts, b.String()
 }
 
 // cpShape is a path without its bodies: what no cap pass may change.
@@ -443,7 +489,8 @@ func cpShape(msgs []session.Message) string {
 	for _, m := range msgs {
 		b.WriteString(string(m.Role) + "/" + string(m.Kind) + "/" + m.ToolCallID + "/" + m.Name + "/" + strconv.FormatBool(m.Content.IsBlocks))
 		for _, bl := range m.Content.Blocks {
-			b.WriteString(" " + bl.Type + ":" + bl.ID + bl.ToolUseID + string(bl.ResultRaw) + string(bl.Input))
+			_, parts := cpRawParts(bl.ResultRaw)
+			b.WriteString(" " + bl.Type + ":" + bl.ID + bl.ToolUseID + parts + string(bl.Input))
 		}
 		b.WriteByte('\n')
 	}
@@ -534,6 +581,9 @@ func cpToolBodies(msgs []session.Message) []string {
 			switch {
 			case b.Type == session.BlockToolResult && b.ResultRaw == nil:
 				out = append(out, b.Result)
+			case b.Type == session.BlockToolResult:
+				texts, _ := cpRawParts(b.ResultRaw)
+				out = append(out, texts...)
 			case b.Type == session.BlockText && m.Role == session.RoleTool:
 				out = append(out, b.Text)
 			}
