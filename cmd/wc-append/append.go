@@ -226,6 +226,9 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 			return nil, tool.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
 		}
 		batch, err := format.ParseMessages(data)
+		if err == nil {
+			err = batch.CheckPath()
+		}
 		if err != nil {
 			return nil, tool.DataErrf("stdin: %v", err)
 		}

@@ -160,6 +160,9 @@ func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
 			return nil, err
 		}
 		batch, err := format.ParseMessages(data)
+		if err == nil {
+			err = batch.CheckPath()
+		}
 		if err != nil {
 			return nil, tool.DataErrf("stdin: %v", err)
 		}

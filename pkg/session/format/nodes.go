@@ -16,6 +16,35 @@ type nodeLine struct {
 	bad         bool // ... but seq or parent is not a whole number (seq above 0)
 }
 
+// follows reports whether the node can come next on a path in its order
+// after node prev (0 before the first): its parent is at or after prev,
+// whatever a filter left out between them, and before the node itself.
+func (n nodeLine) follows(prev uint64) bool {
+	return n.parent >= prev && n.parent < n.seq
+}
+
+// CheckPath refuses the lines of wc-export --format jsonl that are not one
+// path in order for their session, for the commands that take a stream as
+// the messages of one path: the lines of a tree (--tree) or lines out of
+// order would interleave its branches. Lines a filter thinned pass, and so
+// does any other message.
+func (b *Batch) CheckPath() error {
+	prev := map[string]uint64{}
+	for _, n := range b.nodes {
+		switch {
+		case !n.ok:
+		case n.bad:
+			return lineErr(n.line, "seq and parent must be whole numbers, and seq above 0")
+		case !n.follows(prev[n.id]):
+			return lineErr(n.line, "session %s: the lines are not one path in order (node %d's parent %d "+
+				"is not the node before it): export the path, without --tree", n.id, n.seq, n.parent)
+		default:
+			prev[n.id] = n.seq
+		}
+	}
+	return nil
+}
+
 func nodeLineOf(v gjson.Result, line int) nodeLine {
 	id, seq, parent := v.Get("id"), v.Get("seq"), v.Get("parent")
 	if id.Type != gjson.String || !seq.Exists() || !parent.Exists() {
@@ -145,12 +174,10 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 		imp.Share = session.Share{Meta: meta, Messages: msgs} // one chain, parents first
 		return imp, nil
 	}
-	// A path in its order has each node's parent at or after the node
-	// before it, whatever a filter left out between them.
 	var prev uint64
 	for _, i := range lines {
 		n := batch.nodes[i]
-		if n.parent < prev || n.parent >= n.seq {
+		if !n.follows(prev) {
 			return imp, lineErr(n.line, "session %s: the lines are neither its whole tree nor one path in order "+
 				"(node %d's parent %d is not the node before it); import wc-export --format jsonl --tree as it is, "+
 				"or --format json", id, n.seq, n.parent)
