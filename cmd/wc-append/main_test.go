@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,5 +93,45 @@ func TestAppendResultJSON(t *testing.T) {
 		if got := string(r.AppendPrintJSON(nil)) + "\n"; got != want.String() {
 			t.Errorf("printed\n%s\nencoding/json writes\n%s", got, want.String())
 		}
+	}
+}
+
+// A command that is not a batch runs to the end whatever signal comes:
+// what it commits is printed, never reported as failed. Here SIGINT and
+// SIGTERM reach it while it waits for the store's lock.
+func TestSignalsDoNotStopAnAppend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := store.Open(store.Options{Dir: dir}, store.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "abcd0000-0000-4000-8000-000000000001"
+	m := session.New(id, "/p", "", time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC))
+	if err := st.Commit(&m, nil); err != nil {
+		t.Fatal(err)
+	}
+	// st holds the lock: the command's private store process waits for it.
+	cmd := exec.Command(filepath.Join(tooltest.Binaries(t), "wc-append"), id, "--text", "hi")
+	cmd.Env = append(tooltest.StoreEnv(t, dir), "WC_DIRECT=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // started, and waiting
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"appended":[1]`) {
+		t.Errorf("stdout %q, want the appended message", out.String())
 	}
 }

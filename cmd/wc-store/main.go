@@ -28,8 +28,9 @@ With --stop it asks the resident process of the store to stop once the commands 
 		{Text: "Stop the resident process, then copy the store while no wc command runs:", Command: `wc-store --stop && tar -czf wc-backup.tgz -C ~/.local/share wc`},
 		{Text: "Serve the store until stopped, as a service would:", Command: `wc-store --idle 0`},
 	},
-	Action:  run,
-	Streams: true,
+	Action:        run,
+	Streams:       true,
+	Interruptible: true, // it serves until a signal
 }
 
 func main() {
