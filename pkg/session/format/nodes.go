@@ -12,8 +12,7 @@ type nodeLine struct {
 	id          string
 	seq, parent uint64
 	line        int
-	ok          bool // the line had an id, a seq and a parent
-	bad         bool // ... but seq or parent is not a whole number (seq above 0)
+	ok          bool // the line had a string id and whole numbers for seq (above 0) and parent
 }
 
 // follows reports whether the node can come next on a path in its order
@@ -33,8 +32,6 @@ func (b *Batch) CheckPath() error {
 	for _, n := range b.nodes {
 		switch {
 		case !n.ok:
-		case n.bad:
-			return lineErr(n.line, "seq and parent must be whole numbers, and seq above 0")
 		case !n.follows(prev[n.id]):
 			return lineErr(n.line, "session %s: the lines are not one path in order (node %d's parent %d "+
 				"is not the node before it): export the path, without --tree", n.id, n.seq, n.parent)
@@ -50,11 +47,13 @@ func nodeLineOf(v gjson.Result, line int) nodeLine {
 	if id.Type != gjson.String || !seq.Exists() || !parent.Exists() {
 		return nodeLine{}
 	}
-	n := nodeLine{id: id.Str, line: line, ok: true}
+	// Other tools' lines may carry members of these names: only wc's
+	// spelling of them makes a node line, the rest are plain messages.
+	n := nodeLine{id: id.Str, line: line}
 	var okSeq, okParent bool
 	n.seq, okSeq = wholeNumber(seq)
 	n.parent, okParent = wholeNumber(parent)
-	n.bad = !okSeq || !okParent || n.seq == 0
+	n.ok = okSeq && okParent && n.seq > 0
 	return n
 }
 
@@ -98,9 +97,6 @@ func importNodes(batch *Batch) (out []Imported, ok bool, err error) {
 	for i, n := range batch.nodes {
 		if !n.ok {
 			return nil, false, nil
-		}
-		if n.bad {
-			return nil, true, lineErr(n.line, "seq and parent must be whole numbers, and seq above 0")
 		}
 		if _, seen := lines[n.id]; !seen {
 			ids = append(ids, n.id)

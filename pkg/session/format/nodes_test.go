@@ -60,9 +60,13 @@ func TestImportNodeLines(t *testing.T) {
 		{"a tree thinned", []string{u(1, 0, "x"), u(3, 2, "y"), u(4, 1, "z")}, "line 3: session 5a1b0000-0000-4000-8000-000000000000: the lines are neither"},
 		{"a parent after its child", []string{u(2, 1, "y"), u(1, 0, "x")}, "line 2: session"},
 		{"a seq twice", []string{u(1, 0, "x"), u(2, 1, "y"), u(2, 1, "z")}, "line 3: node 2 of session"},
-		{"a fraction", []string{u(1, 0, "x"), u(2.5, 1, "y")}, "line 2: seq and parent must be whole numbers"},
-		{"a negative parent", []string{u(1, 0, "x"), u(2, -1, "y")}, "line 2: seq and parent must be whole numbers"},
-		{"seq 0", []string{u(0, 0, "x")}, "line 1: seq and parent must be whole numbers"},
+		// Lines not in wc's spelling are plain messages, which make the
+		// stream one path.
+		{"a fraction", []string{u(1, 0, "x"), u(2.5, 1, "y"), u(3, 1, "z")}, "x y z"},
+		{"a negative parent", []string{u(1, 0, "x"), u(2, -1, "y"), u(3, 1, "z")}, "x y z"},
+		{"a null parent", []string{u(1, 0, "x"), u(2, "null", "y"), u(3, 1, "z")}, "x y z"},
+		{"a string seq", []string{u(1, 0, "x"), u(`"2"`, 1, "y"), u(3, 1, "z")}, "x y z"},
+		{"seq 0", []string{u(0, 0, "x"), u(1, 0, "y"), u(2, 0, "z")}, "x y z"},
 		{"no turns", []string{line(b, 1, 0, "system", "s")}, "no user or assistant messages"},
 	} {
 		out, err := Import(KindAuto, []byte(strings.Join(tc.lines, "\n")), Options{})
