@@ -187,11 +187,11 @@ func TestTidyMergesLevelZero(t *testing.T) {
 
 // Level 0 merges straight into the store's one level, however large the
 // store: with Badger's default base level (ten times below the last level,
-// once that passes 100 MB) every merge would write what it merged twice.
+// once that passes 10 MB) every merge would write what it merged twice.
 func TestMergeIntoTheStoreLevel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	dir := t.TempDir()
-	createNoisy(t, dir, rng, 28, 128) // 112 MB, past 10 × Badger's 10 MB base
+	createNoisy(t, dir, rng, 28, 128) // 112 MB: the old base level would be two levels up
 	s := open(t, dir, Write)
 	defer mustClose(t, s)
 	levels := s.db.Levels()
