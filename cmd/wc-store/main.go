@@ -30,7 +30,8 @@ With --stop it asks the resident process of the store to stop once the commands 
 	},
 	Action:        run,
 	Streams:       true,
-	Interruptible: true, // it serves until a signal
+	Interruptible: true,
+	Signals:       "SIGTERM, SIGINT or SIGHUP stops wc-store serving: it closes the store once the commands it serves are done, and exits 0. SIGKILL stops it as a crash would; the commands it served then fail, and what they had not printed may or may not be in the store.",
 }
 
 func main() {

@@ -49,7 +49,13 @@ type Spec struct {
 	// failed; ignoring costs nothing, where a handler's thread cost a
 	// short command 0.3 ms.
 	Interruptible bool
+	// Signals says what SIGINT and SIGTERM do to an Interruptible
+	// command, for its man page.
+	Signals string
 }
+
+// ignoredSignals is the man page's SIGNALS of the other commands.
+const ignoredSignals = "SIGINT and SIGTERM are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
 
 // Example is one documented invocation.
 type Example struct {

@@ -34,6 +34,12 @@ func (spec *Spec) ManPage() string {
 	for _, s := range ExitStatuses {
 		b.WriteString(".TP\n.B " + strconv.Itoa(s.Code) + "\n" + roff(s.Text) + "\n")
 	}
+	b.WriteString(".SH SIGNALS\n")
+	if spec.Interruptible {
+		writeParagraphs(&b, spec.Signals)
+	} else {
+		writeParagraphs(&b, ignoredSignals)
+	}
 	b.WriteString(".SH ENVIRONMENT\n")
 	for _, e := range append(append([]EnvVar{}, CommonEnv...), spec.Env...) {
 		b.WriteString(".TP\n.B " + roff(e.Name) + "\n" + roff(e.Text) + "\n")

@@ -153,7 +153,7 @@ func TestManPageSections(t *testing.T) {
 		`.TH "WC-TEST" "1"`, ".SH NAME\nwc\\-test \\- test a page", ".SH SYNOPSIS", ".SH OPTIONS",
 		".B \\-\\-format \\fIFORMAT\\fR\noutput FORMAT (default: json)",
 		".B \\-\\-store \\fIDIR\\fR", "(env: WC_LOCK_TIMEOUT)", ".SH EXIT STATUS\n.TP\n.B 0\n",
-		".B 75\n", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
+		".B 75\n", ".SH SIGNALS\n.PP\nSIGINT and SIGTERM are ignored", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
 		".nf\nindented \\-line\nkept\n.fi", ".SH SEE ALSO", ".BR wc\\-append (1)",
 	} {
 		if !strings.Contains(page, want) {
