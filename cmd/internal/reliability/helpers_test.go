@@ -657,6 +657,23 @@ func signalResidents(storeDir string) int {
 	return len(pids)
 }
 
+// chaosAfter runs kill after d, on a goroutine of its own. The function it
+// returns cancels it, or, once it has started, waits until it is done: what
+// it killed is then counted before the caller looks, and nothing is killed
+// under the commands that run next.
+func chaosAfter(d time.Duration, kill func()) (stop func()) {
+	done := make(chan struct{})
+	timer := time.AfterFunc(d, func() {
+		defer close(done)
+		kill()
+	})
+	return func() {
+		if !timer.Stop() {
+			<-done
+		}
+	}
+}
+
 // killResidents SIGKILLs the resident store processes of storeDir, by
 // pid, and waits until they are gone. It returns how many there were.
 func killResidents(t testing.TB, storeDir string) int {
