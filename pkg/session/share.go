@@ -332,19 +332,26 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 			m.Checkpoint.Seq = path[m.Checkpoint.KeepUntil]
 		}
 	}
-	m.NextSeq = b.next
-	systemPrompt := m.SystemPrompt
-	m.Tokens, m.SystemTokens = 0, 0
-	m.SetSystemPrompt(systemPrompt)
 	var headNode *Node
 	if head != 0 {
 		headNode = b.node(head)
 	}
-	m.SetHead(headNode)
-	if untitled {
-		m.titleFromFirstTurn(sh.Messages)
-	}
+	m.finishImport(b.next, headNode, sh.Messages, untitled)
 	return m, b.nodes
+}
+
+// finishImport completes a share's metadata once its nodes are built: the
+// next seq, the counts of the system prompt and of the path to head, and,
+// when untitled, a title from the first user text.
+func (m *Meta) finishImport(next uint64, head *Node, msgs []Message, untitled bool) {
+	m.NextSeq = next
+	systemPrompt := m.SystemPrompt
+	m.Tokens, m.SystemTokens = 0, 0
+	m.SetSystemPrompt(systemPrompt)
+	m.SetHead(head)
+	if untitled {
+		m.titleFromFirstTurn(msgs)
+	}
 }
 
 // titleFromFirstTurn names an untitled import, as from_imported does: by
@@ -379,17 +386,10 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 		}
 	}
 	m.Checkpoint = nil // a share's checkpoint names a node of its own numbering
-	m.NextSeq = uint64(len(nodes)) + 1
-	systemPrompt := m.SystemPrompt
-	m.Tokens, m.SystemTokens = 0, 0
-	m.SetSystemPrompt(systemPrompt)
 	var head *Node
 	if len(nodes) > 0 {
 		head = &nodes[sh.treeHead]
 	}
-	m.SetHead(head)
-	if untitled {
-		m.titleFromFirstTurn(sh.Messages)
-	}
+	m.finishImport(uint64(len(nodes))+1, head, sh.Messages, untitled)
 	return m, nodes
 }

@@ -42,15 +42,12 @@ type Spec struct {
 	// can open) and for batch work. Commands without it do not link the
 	// store: they start a private wc-store for such a command instead.
 	Direct func(DirectOptions) (client.Handle, error)
-	// Interruptible marks a command whose action stops at SIGINT or
-	// SIGTERM: it checks Ctx.Context between the items of a batch, or
-	// handles signals itself. Other commands ignore both and run to the
-	// end, so that what they committed is printed, never reported as
-	// failed; ignoring costs nothing, where a handler's thread cost a
-	// short command 0.3 ms.
-	Interruptible bool
-	// Signals says what SIGINT and SIGTERM do to an Interruptible
-	// command, for its man page.
+	// Signals, when set, says (for the man page) what SIGINT and SIGTERM
+	// do to a command that acts on them: it checks Ctx.Context between
+	// the items of a batch, or handles signals itself. Other commands
+	// ignore both and run to the end, so that what they committed is
+	// printed, never reported as failed; ignoring costs nothing, where a
+	// handler's thread cost a short command 0.3 ms.
 	Signals string
 }
 
@@ -159,7 +156,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	// Files the store creates are the user's alone, whatever the umask.
 	syscall.Umask(0o077)
 	ctx, stop := context.Background(), func() {}
-	if spec.Interruptible {
+	if spec.Signals != "" {
 		ctx, stop = notifyContext()
 	} else {
 		signal.Ignore(os.Interrupt, syscall.SIGTERM)

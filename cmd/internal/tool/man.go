@@ -35,7 +35,7 @@ func (spec *Spec) ManPage() string {
 		b.WriteString(".TP\n.B " + strconv.Itoa(s.Code) + "\n" + roff(s.Text) + "\n")
 	}
 	b.WriteString(".SH SIGNALS\n")
-	if spec.Interruptible {
+	if spec.Signals != "" {
 		writeParagraphs(&b, spec.Signals)
 	} else {
 		writeParagraphs(&b, ignoredSignals)
