@@ -32,14 +32,19 @@ func list(c *tool.Ctx) error {
 	if c.Int("limit") < 0 {
 		return tool.Usagef("--limit must not be negative")
 	}
+	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
 	var rows []session.Info
 	var st client.Handle
 	if order == nil {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
 		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
-		if st, err = c.OpenListing(q); err != nil {
+		if st, err = c.OpenListing(q, !table); err != nil {
 			return err
+		}
+		if !table {
+			// Lines the store process rendered: none to decode or encode.
+			return st.ListJSON(q, c.PrintJSONLine)
 		}
 		err = st.ListInfo(q, func(info *session.Info) error {
 			rows = append(rows, *info)
@@ -54,7 +59,7 @@ func list(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json") {
+	if table {
 		printTable(c, rows)
 		return nil
 	}

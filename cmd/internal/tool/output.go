@@ -37,6 +37,14 @@ func (c *Ctx) PrintJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// PrintJSONLine writes line, one JSON value, and a newline.
+func (c *Ctx) PrintJSONLine(line []byte) error {
+	if _, err := c.out.Write(line); err != nil {
+		return err
+	}
+	return c.out.WriteByte('\n')
+}
+
 // appendInfo is info's line, or nil for what encoding/json must answer: a
 // nil pointer (null), a cost that is not a number (an error).
 func appendInfo(info *session.Info) []byte {

@@ -67,9 +67,10 @@ func (c *Ctx) OpenFor(mode client.Mode, refs []string) (client.Handle, error) {
 }
 
 // OpenListing is Open(client.Read) for a command whose first request is
-// ListInfo(q): the resident process gets it with the connection.
-func (c *Ctx) OpenListing(q client.ListQuery) (client.Handle, error) {
-	return c.open(client.Read, false, firstAsk{listing: &q})
+// ListInfo(q), or ListJSON(q) when asJSON: the resident process gets it
+// with the connection.
+func (c *Ctx) OpenListing(q client.ListQuery, asJSON bool) (client.Handle, error) {
+	return c.open(client.Read, false, firstAsk{listing: &q, listingJSON: asJSON})
 }
 
 // LockTimeout is --lock-timeout, which must not be negative.
@@ -84,8 +85,9 @@ func (c *Ctx) LockTimeout() (time.Duration, error) {
 // firstAsk is what a command asks the resident process first, sent with
 // the connection's hello.
 type firstAsk struct {
-	refs    []string
-	listing *client.ListQuery
+	refs        []string
+	listing     *client.ListQuery
+	listingJSON bool
 }
 
 // OpenBatch opens the store for work over many sessions (wc-compact --all)
@@ -131,7 +133,7 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 			return client.Empty{}, nil
 		}
 	}
-	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing}
+	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing, ListingJSON: first.listingJSON}
 	start := time.Now()
 	var st client.Handle
 	switch {

@@ -462,6 +462,25 @@ func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	return err
 }
 
+// ListJSON is ListInfo with each session's info as one line of JSON (see
+// client.AppendSummaryJSON); line is valid only during fn.
+func (s *Store) ListJSON(q ListQuery, fn func(line []byte) error) error {
+	return s.listSummaries(q, summaryLines(fn))
+}
+
+// summaryLines turns fn, which takes listing lines, into a function of
+// listing entries.
+func summaryLines(fn func(line []byte) error) func(id sid, summary []byte) error {
+	var line []byte
+	return func(id sid, summary []byte) error {
+		var err error
+		if line, err = client.AppendSummaryJSON(line[:0], id, summary); err != nil {
+			return err
+		}
+		return fn(line)
+	}
+}
+
 // putMeta writes a session's metadata and its listing entry in txn, and
 // removes the entry of the metadata it replaces when the update time moved.
 func putMeta(txn *badger.Txn, id sid, m *session.Meta, metaVal, summary []byte) error {

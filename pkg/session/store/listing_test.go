@@ -3,9 +3,9 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -17,6 +17,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // listWorld drives random session operations through a Handle and keeps
@@ -33,8 +34,9 @@ type listWorld struct {
 // UTF-8, no title source, a time that does not parse, one before 1970.
 var (
 	listProjects = []string{"/p/a", "/p/a/b", "/p/ab", "/q", "", "/p/a/ü"}
-	listTitles   = []string{"Fix the Login bug", "login page", "CSS grid", "Über-Release", "bad \xff utf8", ""}
-	listTimes    = []string{
+	listTitles   = []string{"Fix the Login bug", "login page", "CSS grid", "Über-Release", "bad \xff utf8", "",
+		"<b>&amp;</b> \"q\" \\ \u2028\x01\t"}
+	listTimes = []string{
 		"2026-01-01T00:00:00Z", "2026-01-01T01:00:00+01:00", "2026-01-01T00:00:00.5Z",
 		"2026-03-04T05:06:07.123456789Z", "2025-12-31T23:59:59Z", "1969-12-31T23:59:59.5Z",
 		"2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z", "not a time",
@@ -283,7 +285,43 @@ func listInfo(t *testing.T, h Handle, q ListQuery) []session.Info {
 	return got
 }
 
-// verify checks the everything-query and random ones against the reference.
+// listLines is what ListJSON gives for q.
+func listLines(t *testing.T, h Handle, q ListQuery) []string {
+	t.Helper()
+	var got []string
+	if err := h.ListJSON(q, func(line []byte) error { got = append(got, string(line)); return nil }); err != nil {
+		t.Fatalf("ListJSON(%+v): %v", q, err)
+	}
+	return got
+}
+
+// printedLines are infos as wc-ls printed them through encoding/json,
+// without their newlines.
+func printedLines(t *testing.T, infos []session.Info) []string {
+	t.Helper()
+	var lines []string
+	for i := range infos {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&infos[i]); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.TrimSuffix(b.String(), "\n"))
+	}
+	return lines
+}
+
+// checkLines checks ListJSON(q) against the lines of ListInfo(q)'s infos.
+func checkLines(t *testing.T, h Handle, q ListQuery, infos []session.Info) {
+	t.Helper()
+	if got, want := listLines(t, h, q), printedLines(t, infos); !slices.Equal(got, want) {
+		t.Fatalf("ListJSON(%+v):\n got  %q\n want %q", q, got, want)
+	}
+}
+
+// verify checks the everything-query and random ones against the reference,
+// and their lines of JSON against their infos.
 func (w *listWorld) verify(h Handle, queries int) {
 	t := w.t
 	t.Helper()
@@ -291,14 +329,17 @@ func (w *listWorld) verify(h Handle, queries int) {
 	if want := referenceList(t, h, ListQuery{}); !reflect.DeepEqual(all, want) {
 		t.Fatalf("listing differs from the metadata:\n got  %+v\n want %+v", all, want)
 	}
+	checkLines(t, h, ListQuery{}, all)
 	if len(all) != len(w.nodes) {
 		t.Fatalf("%d sessions listed, %d stored", len(all), len(w.nodes))
 	}
 	for range queries {
 		q := w.randomQuery()
-		if got, want := listInfo(t, h, q), referenceList(t, h, q); !reflect.DeepEqual(got, want) {
+		got := listInfo(t, h, q)
+		if want := referenceList(t, h, q); !reflect.DeepEqual(got, want) {
 			t.Fatalf("query %+v:\n got  %+v\n want %+v", q, got, want)
 		}
+		checkLines(t, h, q, got)
 	}
 }
 
@@ -375,6 +416,14 @@ func TestListingManyThroughResident(t *testing.T) {
 	if got := listInfo(t, c, ListQuery{Limit: 300, Oldest: true}); !reflect.DeepEqual(got, want[:300]) {
 		t.Errorf("oldest 300: %d sessions, first %s", len(got), got[0].ID)
 	}
+	// Lines of JSON, asked with the hello as wc-ls asks them, in chunks.
+	q := ListQuery{Limit: 3*chunkItems + 1}
+	cj, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cj.Close()
+	checkLines(t, cj, q, want[:q.Limit])
 }
 
 // downgrade makes dir look like a store a wc before the listing

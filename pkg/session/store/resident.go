@@ -563,7 +563,7 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		if err == nil && !req.DryRun && !req.Defer {
 			err = s.sync()
 		}
-	case "walk", "nodes", "path", "list", "listinfo":
+	case "walk", "nodes", "path", "list", "listinfo", "listjson":
 		return s.stream(req, wc)
 	default:
 		err = fmt.Errorf("store: unknown request %q", req.Op)
@@ -715,8 +715,12 @@ func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) er
 		return s.st.pathRaw(req.ID, req.Seq, emit)
 	case "list":
 		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
-	case "listinfo": // each item: the id, then the summary
+	case "listinfo", "listjson":
+		// Each item: the id, then the summary; or its line of JSON.
 		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }
+		if req.Op == "listjson" {
+			item = summaryLines(func(line []byte) error { return emit(0, line) })
+		}
 		if s.private {
 			return s.st.listSummaries(req.Query, item)
 		}

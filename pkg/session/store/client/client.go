@@ -34,9 +34,9 @@ type Client struct {
 	// The welcome's answers to the references Dial was given, by
 	// reference; each is used once.
 	resolved map[string]*Response
-	// The listing Ask.Listing sent with the hello, until its answer is
-	// read.
-	listing *ListQuery
+	// The listing request sent with the hello (Ask.Listing), until its
+	// answer is read.
+	listing *Request
 	chunk   []byte // a packed chunk's buffer, reused
 	private bool   // the peer is a private store process (Attach)
 }
@@ -64,9 +64,11 @@ type Ask struct {
 	// Refs, the references the command is about to resolve, are resolved
 	// in the welcome (the first MaxPrefetched of them).
 	Refs []string
-	// Listing, for a reader whose first request is ListInfo(*Listing), is
-	// answered right after the welcome.
-	Listing *ListQuery
+	// Listing, for a reader whose first request is ListInfo(*Listing), or
+	// ListJSON(*Listing) with ListingJSON, is answered right after the
+	// welcome.
+	Listing     *ListQuery
+	ListingJSON bool
 }
 
 // Dial connects to the resident process of the store in dir and takes its
@@ -111,14 +113,15 @@ var errStale = errors.New("store: the store process runs another build")
 // connect sends the hello on conn and reads the welcome; it closes conn on
 // failure.
 func connect(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
-	c := &Client{conn: conn, wc: NewConn(conn), mode: ask.Mode, listing: ask.Listing}
+	c := &Client{conn: conn, wc: NewConn(conn), mode: ask.Mode}
 	refs := ask.Refs[:min(len(ask.Refs), MaxPrefetched)]
 	hello := Hello{Proto: ProtocolVersion, Op: "begin", Build: BuildID(), Mode: ask.Mode, Timeout: ask.LockTimeout, Refs: refs}
 	first := []Message{&hello}
 	if ask.Listing != nil {
 		// A server that refuses the hello closes the connection without
 		// reading it.
-		first = append(first, listingReq(*ask.Listing))
+		c.listing = listingReq(*ask.Listing, ask.ListingJSON)
+		first = append(first, c.listing)
 	}
 	var welcome Welcome
 	err := c.wc.Send(first...)
@@ -212,9 +215,9 @@ func (c *Client) call(req *Request) (*Response, error) {
 		return nil, errClosed
 	}
 	if c.listing != nil {
-		sent := *c.listing
+		sent := c.listing
 		c.listing = nil
-		if req.Op == "listinfo" && !req.Packed && req.Query == sent {
+		if req.Op == sent.Op && !req.Packed && req.Query == sent.Query {
 			return c.receive() // asked already, with the hello
 		}
 		if err := c.skipListing(); err != nil {
@@ -274,8 +277,13 @@ func (c *Client) stream(req *Request, readAhead bool, fn func(seq uint64, value 
 	return err
 }
 
-// listingReq is the request of ListInfo(q).
-func listingReq(q ListQuery) *Request { return &Request{Op: "listinfo", Query: q} }
+// listingReq is the request of ListInfo(q), or of ListJSON(q).
+func listingReq(q ListQuery, asJSON bool) *Request {
+	if asJSON {
+		return &Request{Op: "listjson", Query: q}
+	}
+	return &Request{Op: "listinfo", Query: q}
+}
 
 // skipListing reads the first chunk of the listing sent with the hello,
 // which the command turned out not to want, and stops it.
@@ -460,7 +468,7 @@ func (c *Client) List(fn func(*session.Meta) error) error {
 
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(listingReq(q), false, func(_ uint64, v []byte) error {
+	return c.stream(listingReq(q, false), false, func(_ uint64, v []byte) error {
 		if len(v) < IDLen {
 			return errConnLost
 		}
@@ -470,6 +478,12 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 		}
 		return fn(&info)
 	})
+}
+
+// ListJSON implements Handle. The store process renders the lines, so
+// that a listing costs this process no decoding and no encoding.
+func (c *Client) ListJSON(q ListQuery, fn func(line []byte) error) error {
+	return c.stream(listingReq(q, true), false, func(_ uint64, line []byte) error { return fn(line) })
 }
 
 // Commit implements Handle.

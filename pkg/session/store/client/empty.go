@@ -54,6 +54,9 @@ func (Empty) List(func(*session.Meta) error) error { return nil }
 // ListInfo implements Handle.
 func (Empty) ListInfo(ListQuery, func(*session.Info) error) error { return nil }
 
+// ListJSON implements Handle.
+func (Empty) ListJSON(ListQuery, func([]byte) error) error { return nil }
+
 // Commit implements Handle.
 func (Empty) Commit(*session.Meta, []session.Node) error { return ErrReadOnly }
 

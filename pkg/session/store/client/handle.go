@@ -26,6 +26,9 @@ type Handle interface {
 	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
 	List(fn func(*session.Meta) error) error
 	ListInfo(q ListQuery, fn func(*session.Info) error) error
+	// ListJSON is ListInfo with each session's info as one line of JSON
+	// (AppendSummaryJSON, without the newline), valid only during fn.
+	ListJSON(q ListQuery, fn func(line []byte) error) error
 	Commit(meta *session.Meta, nodes []session.Node) error
 	PutBlob(id string, sum [32]byte, data []byte) error
 	Blob(id string, sum [32]byte) ([]byte, error)

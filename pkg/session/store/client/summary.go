@@ -138,6 +138,20 @@ func newSummaryReader(v []byte) summaryReader {
 	return r
 }
 
+// AppendSummaryJSON appends the info of session id, whose listing entry
+// holds summary, as one line of JSON without the newline: the line wc-ls
+// prints, session.AppendInfoJSON of what DecodeSummary reads.
+func AppendSummaryJSON(dst []byte, id ID, summary []byte) ([]byte, error) {
+	info, err := DecodeSummary(id, summary)
+	if err != nil {
+		return dst, err
+	}
+	if math.IsNaN(info.Cost.USD) || math.IsInf(info.Cost.USD, 0) {
+		return dst, DamagedListing(id) // no metadata holds one: JSON cannot
+	}
+	return session.AppendInfoJSON(dst, &info), nil
+}
+
 // DamagedListing is the error of a summary that does not decode.
 func DamagedListing(id ID) error {
 	return fmt.Errorf("store: the listing entry of session %s is damaged", id)

@@ -28,8 +28,9 @@ import (
 
 // ProtocolVersion changes whenever a frame's layout or a request's meaning
 // does, or the layout of the listing summaries the client decodes. 2: the
-// hello carries references to resolve, the welcome their answers.
-const ProtocolVersion = 2
+// hello carries references to resolve, the welcome their answers. 3: the
+// "listjson" request.
+const ProtocolVersion = 3
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
