@@ -33,10 +33,75 @@ func TestReorderArgs(t *testing.T) {
 		{"wc --text", "wc --text"},
 		{"wc", "wc"},
 	}
+	kept := make([]cli.Flag, len(flags))
+	for i, f := range flags {
+		kept[i] = keepNames(f)
+	}
 	for _, c := range cases {
-		got := strings.Join(reorderArgs(strings.Fields(c.in), flags), " ")
-		if got != c.want {
-			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		for _, fs := range [][]cli.Flag{flags, kept} {
+			got := strings.Join(reorderArgs(strings.Fields(c.in), fs), " ")
+			if got != c.want {
+				t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+			}
+		}
+	}
+}
+
+// Flags that keep their names parse, report and document themselves as
+// urfave/cli's own do.
+func TestKeptNames(t *testing.T) {
+	flags := func() []cli.Flag {
+		return []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "change nothing"},
+			&cli.BoolFlag{Name: "sync", EnvVars: []string{"TEST_KEPT_SYNC"}},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`"},
+			&cli.StringFlag{Name: "text"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "rule `NAME` (repeatable)"},
+			&cli.IntFlag{Name: "limit", Value: 3},
+			&cli.Uint64Flag{Name: "max-tokens"},
+			&cli.Float64Flag{Name: "temperature"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: time.Second},
+		}
+	}
+	t.Setenv("TEST_KEPT_SYNC", "true")
+	run := func(keep bool, args ...string) string {
+		fs := flags()
+		if keep {
+			for i, f := range fs {
+				fs[i] = keepNames(f)
+			}
+			for _, f := range fs {
+				if reflect.TypeOf(f).Elem().PkgPath() == "github.com/urfave/cli/v2" {
+					t.Fatalf("%T keeps no names", f)
+				}
+			}
+		}
+		var out bytes.Buffer
+		app := &cli.App{Name: "wc-test", Flags: fs, Writer: &out, ErrWriter: &out, HideHelpCommand: true,
+			ExitErrHandler: func(*cli.Context, error) {},
+			Action: func(c *cli.Context) error {
+				fmt.Fprintln(&out, c.Bool("n"), c.Bool("sync"), c.String("f"), c.String("text"), c.StringSlice("rule"),
+					c.Int("limit"), c.Uint64("max-tokens"), c.Float64("temperature"), c.Duration("lock-timeout"))
+				for _, n := range []string{"dry-run", "n", "sync", "format", "text", "rule", "limit", "max-tokens", "temperature", "lock-timeout"} {
+					fmt.Fprint(&out, n, "=", c.IsSet(n), " ")
+				}
+				return nil
+			}}
+		if err := app.Run(append([]string{"wc-test"}, args...)); err != nil {
+			fmt.Fprintln(&out, "error:", err)
+		}
+		return out.String()
+	}
+	for _, args := range [][]string{
+		nil,
+		{"-n", "-f", "text", "--rule", "a", "--rule", "b", "--limit", "7", "--max-tokens", "9", "--temperature", "0.5", "--lock-timeout", "2s"},
+		{"--dry-run=false", "--text", "hi", "--format=md"},
+		{"--help"},
+		{"--limit", "x"},
+		{"--nope"},
+	} {
+		if got, want := run(true, args...), run(false, args...); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", args, got, want)
 		}
 	}
 }
