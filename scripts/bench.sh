@@ -242,6 +242,11 @@ gen big -sessions 1 -messages "$BIG"
 log "generating: $COMPACT sessions to compact"
 gen batch -sessions "$COMPACT"
 cp -a "$D/batch" "$D/batch.orig"
+# The generated stores are over a GB of dirty pages: left to the kernel's
+# writeback, they were written out during the first timed rows, and every
+# fsync waited for them (wc's appends sync; sqlite3's NORMAL INSERT does not).
+log "writing the generated data to disk"
+sync
 for n in one many big batch; do
 	log "  $n: $(jq -c '{sessions, messages, MB: (.json_bytes / 1e6 | floor), roles, seconds}' "$D/$n/summary.json")"
 done
