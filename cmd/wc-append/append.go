@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -50,8 +51,13 @@ func appendTo(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := appendOne(c, st, id, p); err != nil {
+			// The sessions before it were appended to: print their lines.
+			var te *tool.Error
+			if i > 0 && errors.As(err, &te) {
+				te.Partial = true
+			}
 			return err
 		}
 	}
@@ -95,9 +101,15 @@ func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
 		return walkErr
 	}
 	if p.usage != nil {
+		if !meta.Usage.Fits(*p.usage) {
+			return tool.DataErrf("session %s: its token usage would exceed what wc can count", id)
+		}
 		meta.Usage.Add(*p.usage)
 	}
 	if p.cost != nil || p.unpriced {
+		if !meta.Cost.Fits(p.cost) {
+			return tool.DataErrf("session %s: its total cost would exceed what wc can store", id)
+		}
 		meta.Cost.Add(p.cost)
 	}
 	if p.system != nil {

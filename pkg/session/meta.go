@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -37,6 +38,18 @@ func (u *Usage) Add(other Usage) {
 	u.CacheCreationInputTokens = addOpt(u.CacheCreationInputTokens, other.CacheCreationInputTokens)
 	u.CacheReadInputTokens = addOpt(u.CacheReadInputTokens, other.CacheReadInputTokens)
 }
+
+// Fits reports whether u.Add(other) keeps every counter in range: one that
+// wrapped around would be silently wrong.
+func (u Usage) Fits(other Usage) bool {
+	return sumFits(u.InputTokens, other.InputTokens) && sumFits(u.OutputTokens, other.OutputTokens) &&
+		optFits(u.CacheCreationInputTokens, other.CacheCreationInputTokens) &&
+		optFits(u.CacheReadInputTokens, other.CacheReadInputTokens)
+}
+
+func sumFits(a, b uint64) bool { return a+b >= a }
+
+func optFits(a, b *uint64) bool { return a == nil || b == nil || sumFits(*a, *b) }
 
 func addOpt(a, b *uint64) *uint64 {
 	if b == nil {
@@ -77,6 +90,15 @@ func (c *Cost) Add(usd *float64) {
 		return
 	}
 	c.USD += *usd
+}
+
+// Fits reports whether c.Add(usd) keeps the total a finite amount, which
+// JSON can hold, and the count of unpriced steps in range.
+func (c Cost) Fits(usd *float64) bool {
+	if usd == nil {
+		return c.UnpricedSteps < math.MaxUint32
+	}
+	return !math.IsInf(c.USD+*usd, 0) && !math.IsNaN(c.USD+*usd)
 }
 
 // Merge adds other's fields.

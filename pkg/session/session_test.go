@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -691,4 +692,43 @@ func TestTree(t *testing.T) {
 			t.Error("Path on a self-loop")
 		}
 	})
+}
+
+// Totals that would wrap or become infinite do not fit; anything else does.
+func TestTotalsFit(t *testing.T) {
+	n := func(v uint64) *uint64 { return &v }
+	usd := func(v float64) *float64 { return &v }
+	const top = math.MaxUint64
+	usages := []struct {
+		have, add session.Usage
+		fits      bool
+	}{
+		{session.Usage{InputTokens: top - 1}, session.Usage{InputTokens: 1}, true},
+		{session.Usage{InputTokens: top}, session.Usage{InputTokens: 1}, false},
+		{session.Usage{OutputTokens: 2}, session.Usage{OutputTokens: top - 1}, false},
+		{session.Usage{CacheReadInputTokens: n(top)}, session.Usage{CacheReadInputTokens: n(1)}, false},
+		{session.Usage{CacheCreationInputTokens: n(top)}, session.Usage{CacheCreationInputTokens: n(1)}, false},
+		{session.Usage{CacheReadInputTokens: n(top)}, session.Usage{}, true},
+		{session.Usage{}, session.Usage{CacheReadInputTokens: n(top)}, true},
+	}
+	for _, c := range usages {
+		if got := c.have.Fits(c.add); got != c.fits {
+			t.Errorf("%+v fits %+v: %v, want %v", c.have, c.add, got, c.fits)
+		}
+	}
+	costs := []struct {
+		have session.Cost
+		add  *float64
+		fits bool
+	}{
+		{session.Cost{USD: 1e308}, usd(1e308), false},
+		{session.Cost{USD: 1e308}, usd(1e307), true},
+		{session.Cost{UnpricedSteps: math.MaxUint32 - 1}, nil, true},
+		{session.Cost{UnpricedSteps: math.MaxUint32}, nil, false},
+	}
+	for _, c := range costs {
+		if got := c.have.Fits(c.add); got != c.fits {
+			t.Errorf("%+v fits %v: %v, want %v", c.have, c.add, got, c.fits)
+		}
+	}
 }
