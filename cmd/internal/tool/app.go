@@ -196,6 +196,9 @@ func keepNames(f cli.Flag) cli.Flag {
 	names := f.Names()
 	switch f := f.(type) {
 	case *cli.BoolFlag:
+		if f.Hidden || f.DisableDefaultText {
+			return f // urfave/cli reads these only from a *cli.BoolFlag
+		}
 		return &boolFlag{f, names}
 	case *cli.StringFlag:
 		return &stringFlag{f, names}

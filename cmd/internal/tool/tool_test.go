@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,6 +55,8 @@ func TestKeptNames(t *testing.T) {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "change nothing"},
 			&cli.BoolFlag{Name: "sync", EnvVars: []string{"TEST_KEPT_SYNC"}},
+			&cli.BoolFlag{Name: "secret", Hidden: true},
+			&cli.BoolFlag{Name: "quiet", DisableDefaultText: true, Usage: "say less"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`"},
 			&cli.StringFlag{Name: "text"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "rule `NAME` (repeatable)"},
@@ -71,13 +74,14 @@ func TestKeptNames(t *testing.T) {
 				fs[i] = keepNames(f)
 			}
 			for _, f := range fs {
-				if reflect.TypeOf(f).Elem().PkgPath() == "github.com/urfave/cli/v2" {
+				_, special := f.(*cli.BoolFlag) // hidden, or without default text
+				if reflect.TypeOf(f).Elem().PkgPath() == "github.com/urfave/cli/v2" && !special {
 					t.Fatalf("%T keeps no names", f)
 				}
 			}
 		}
 		var out bytes.Buffer
-		app := &cli.App{Name: "wc-test", Flags: fs, Writer: &out, ErrWriter: &out, HideHelpCommand: true,
+		app := &cli.App{Name: "wc-test", Flags: fs, Writer: &out, ErrWriter: &out, HideHelpCommand: true, EnableBashCompletion: true,
 			ExitErrHandler: func(*cli.Context, error) {},
 			Action: func(c *cli.Context) error {
 				fmt.Fprintln(&out, c.Bool("n"), c.Bool("sync"), c.String("f"), c.String("text"), c.StringSlice("rule"),
@@ -87,7 +91,11 @@ func TestKeptNames(t *testing.T) {
 				}
 				return nil
 			}}
-		if err := app.Run(append([]string{"wc-test"}, args...)); err != nil {
+		// Bash completion reads os.Args itself.
+		saved := os.Args
+		defer func() { os.Args = saved }()
+		os.Args = append([]string{"wc-test"}, args...)
+		if err := app.Run(os.Args); err != nil {
 			fmt.Fprintln(&out, "error:", err)
 		}
 		return out.String()
@@ -97,6 +105,7 @@ func TestKeptNames(t *testing.T) {
 		{"-n", "-f", "text", "--rule", "a", "--rule", "b", "--limit", "7", "--max-tokens", "9", "--temperature", "0.5", "--lock-timeout", "2s"},
 		{"--dry-run=false", "--text", "hi", "--format=md"},
 		{"--help"},
+		{"-", "--generate-bash-completion"},
 		{"--limit", "x"},
 		{"--nope"},
 	} {

@@ -426,6 +426,58 @@ func TestListingManyThroughResident(t *testing.T) {
 	checkLines(t, cj, q, want[:q.Limit])
 }
 
+// The listing asked with the hello is the one read first when it is asked
+// again; a listing of the other kind, or one stopped early, leaves the
+// connection usable.
+func TestListingAskedWithTheHello(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	sessions := map[string][]session.Node{}
+	for i := range 2*chunkItems + 3 {
+		sessions[testID(uint32(i)*7919, i)] = nil
+	}
+	create(t, dir, sessions)
+	r := open(t, dir, Read)
+	all := listInfo(t, r, ListQuery{})
+	mustClose(t, r)
+	serve(t, dir, time.Minute)
+
+	q := ListQuery{Limit: 10}
+	before := residentRequests.Load()
+	c, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLines(t, c, q, all[:10])
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := residentRequests.Load() - before; n != 1 {
+		t.Errorf("%d requests reached the server; want 1, the listing sent with the hello", n)
+	}
+
+	stop := errors.New("enough")
+	for _, asJSON := range []bool{true, false} {
+		c, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: asJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asJSON {
+			if got := listInfo(t, c, q); !reflect.DeepEqual(got, all[:10]) {
+				t.Errorf("infos after asking for lines with the hello: %d sessions", len(got))
+			}
+		} else {
+			checkLines(t, c, q, all[:10])
+		}
+		if err := c.ListJSON(ListQuery{}, func([]byte) error { return stop }); !errors.Is(err, stop) {
+			t.Errorf("stopped listing: %v", err)
+		}
+		checkLines(t, c, ListQuery{}, all)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // downgrade makes dir look like a store a wc before the listing
 // wrote: schema 1 and no listing entries.
 func downgrade(t *testing.T, dir string) {

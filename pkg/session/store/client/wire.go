@@ -29,7 +29,8 @@ import (
 // ProtocolVersion changes whenever a frame's layout or a request's meaning
 // does, or the layout of the listing summaries the client decodes. 2: the
 // hello carries references to resolve, the welcome their answers. 3: the
-// "listjson" request.
+// "listjson" request, whose lines (AppendSummaryJSON) are then part of the
+// protocol too: a resident process of another build renders them.
 const ProtocolVersion = 3
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
