@@ -212,7 +212,10 @@ func importClaude(data []byte, opt Options) ([]Imported, error) {
 			sideRecords += len(g.recs)
 			continue
 		}
-		imp, ok := buildClaude(g.recs)
+		imp, ok, err := buildClaude(g.recs)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			for _, r := range g.recs {
 				dropped.add(r.typ)
@@ -298,9 +301,12 @@ type ccBuilder struct {
 
 	cwd, sessionID, gitBranch, version, slug string
 	customTitle, aiTitle, agentName, summary string
+	// usageRange is set when the responses' token usage adds up past what
+	// a counter holds.
+	usageRange bool
 }
 
-func buildClaude(recs []*ccRec) (Imported, bool) {
+func buildClaude(recs []*ccRec) (Imported, bool, error) {
 	b := &ccBuilder{
 		unitOf: map[string]*ccUnit{}, byMsgID: map[string]*ccUnit{}, callUnit: map[string]*ccUnit{},
 		names: toolNames{}, usage: map[string]*ccUsage{}, skipped: skipCounter{}, seen: map[string]string{},
@@ -315,10 +321,13 @@ func buildClaude(recs []*ccRec) (Imported, bool) {
 		b.record(r)
 	}
 	if len(b.units) == 0 {
-		return Imported{Skipped: b.skipped}, false
+		return Imported{Skipped: b.skipped}, false, nil
 	}
 	imp := b.finish()
-	return imp, hasTurns(&imp.Share)
+	if b.usageRange {
+		return Imported{}, false, badInputf("%s", errUsageRange)
+	}
+	return imp, hasTurns(&imp.Share), nil
 }
 
 func firstText(c gjson.Result) string {
@@ -726,6 +735,10 @@ func (b *ccBuilder) finish() Imported {
 		}
 		if acc.hasCR {
 			u.CacheReadInputTokens = u64(acc.cr)
+		}
+		if !m.Usage.Fits(u) {
+			b.usageRange = true
+			break
 		}
 		m.Usage.Add(u)
 	}

@@ -200,6 +200,9 @@ var errNoMessages = badInputf("no user or assistant messages")
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// errUsageRange is the text of token usage whose sum would wrap around.
+const errUsageRange = "the token usage adds up past what wc can count"
+
 func badInputf(format string, args ...any) error {
 	return &session.InvalidError{Msg: fmt.Sprintf(format, args...)}
 }

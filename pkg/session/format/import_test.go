@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,4 +360,51 @@ func checkImported(t testing.TB, imp *Imported) {
 func isInvalid(err error) bool {
 	var ie *session.InvalidError
 	return errors.As(err, &ie)
+}
+
+// Token usage that adds up past a counter's range is refused, in every
+// format that sums it, rather than wrapped around.
+func TestUsageOutOfRange(t *testing.T) {
+	const top = uint64(1<<64 - 1)
+	asst := func(uuid, parent, msgID string, out uint64) string {
+		return rec("assistant", uuid, parent, map[string]any{"message": map[string]any{
+			"id": msgID, "type": "message", "role": "assistant", "content": []any{textBlock("ok")},
+			"usage": map[string]any{"input_tokens": 1, "output_tokens": out}}})
+	}
+	claude := func(out uint64) []byte {
+		return jsonl(userRec("u1", "", "go"), asst("a1", "u1", "M", top), userRec("u2", "a1", "more"), asst("a2", "u2", "N", out))
+	}
+	// n steps of 2^63-1 output tokens each: two fit, three do not.
+	opencode := func(n int) []byte {
+		msgs := []ocMsg{ocUser("msg_0", 1771214900000, ocText("go"))}
+		for i := 1; i <= n; i++ {
+			msgs = append(msgs, ocAsst(fmt.Sprintf("msg_%d", i), "msg_0", 1771214900000+int64(i)*1000, ocTokens(0, math.MaxInt64, 0), ocText("ok")))
+		}
+		return ocExport(t, map[string]any{"id": "ses_1", "title": "t"}, msgs...)
+	}
+	for _, c := range []struct {
+		name     string
+		kind     Kind
+		ok, over []byte
+	}{
+		{"claude", KindClaude, claude(0), claude(1)},
+		{"opencode", KindOpencode, opencode(2), opencode(3)},
+	} {
+		if _, err := Import(c.kind, c.ok, Options{}); err != nil {
+			t.Errorf("%s: usage up to the limit: %v", c.name, err)
+		}
+		if _, err := Import(c.kind, c.over, Options{}); err == nil || !isInvalid(err) || !strings.Contains(err.Error(), errUsageRange) {
+			t.Errorf("%s: usage past the limit: %v", c.name, err)
+		}
+	}
+	response := func(out uint64) string {
+		return fmt.Sprintf(`{"type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":0,"output_tokens":%d}}`, out)
+	}
+	if _, err := ParseMessages([]byte(response(top) + "\n" + response(0) + "\n")); err != nil {
+		t.Errorf("responses up to the limit: %v", err)
+	}
+	_, err := ParseMessages([]byte(response(top) + "\n" + response(1) + "\n"))
+	if err == nil || !isInvalid(err) || err.Error() != "line 2: "+errUsageRange {
+		t.Errorf("responses past the limit: %v", err)
+	}
 }

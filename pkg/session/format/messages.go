@@ -98,14 +98,18 @@ func (b *Batch) addObject(v gjson.Result, line int) error {
 		if !msg.IsObject() {
 			return lineErr(line, "an OpenAI response without choices[0].message")
 		}
-		b.addUsage(openAIUsage(v.Get("usage")))
+		if err := b.addUsage(openAIUsage(v.Get("usage")), line); err != nil {
+			return err
+		}
 		if err := b.addMessage(msg, line); err != nil {
 			return err
 		}
 		b.nodes = append(b.nodes, nodeLine{})
 		return nil
 	case v.Get("type").Str == "message" && v.Get("role").Exists() && v.Get("content").Exists(): // Anthropic message
-		b.addUsage(anthropicUsage(v.Get("usage")))
+		if err := b.addUsage(anthropicUsage(v.Get("usage")), line); err != nil {
+			return err
+		}
 		if err := b.addMessage(v, line); err != nil {
 			return err
 		}
@@ -143,14 +147,18 @@ func (b *Batch) addMessage(v gjson.Result, line int) error {
 	return nil
 }
 
-func (b *Batch) addUsage(u *session.Usage) {
+func (b *Batch) addUsage(u *session.Usage, line int) error {
 	if u == nil {
-		return
+		return nil
 	}
 	if b.Usage == nil {
 		b.Usage = &session.Usage{}
 	}
+	if !b.Usage.Fits(*u) {
+		return lineErr(line, "%s", errUsageRange)
+	}
 	b.Usage.Add(*u)
+	return nil
 }
 
 func anthropicUsage(u gjson.Result) *session.Usage {

@@ -33,6 +33,9 @@ type ocBuilder struct {
 	names   toolNames
 	pos     map[string]int // message id -> index in l.msgs when it was added
 	usage   session.Usage
+	// usageRange is set when the steps' token usage adds up past what a
+	// counter holds.
+	usageRange bool
 }
 
 func importOpencode(data []byte) ([]Imported, error) {
@@ -58,6 +61,9 @@ func importOpencode(data []byte) ([]Imported, error) {
 			b.l.stash()
 			b.l.msgs = append([]session.Message(nil), b.l.msgs[:i]...)
 		}
+	}
+	if b.usageRange {
+		return nil, badInputf("%s", errUsageRange)
 	}
 	var sh session.Share
 	b.l.share(&sh)
@@ -241,6 +247,10 @@ func (b *ocBuilder) addUsage(info, parts gjson.Result) {
 		if c := t.Get("cache"); c.IsObject() {
 			u.CacheReadInputTokens = optU(c.Get("read"))
 			u.CacheCreationInputTokens = optU(c.Get("write"))
+		}
+		if !b.usage.Fits(u) {
+			b.usageRange = true
+			return
 		}
 		b.usage.Add(u)
 	}
