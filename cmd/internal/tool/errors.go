@@ -28,7 +28,7 @@ var ExitStatuses = []struct {
 	{ExitFailure, "Failure: the store could not be read or written, or another error."},
 	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid or ambiguous session reference."},
 	{ExitNotFound, "A session or message was not found."},
-	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role, invalid UTF-8, an oversized message."},
+	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role, invalid UTF-8, an oversized message, token usage or cost that would add up past what wc can store."},
 	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout; nothing was changed, and retrying is safe."},
 }
 
