@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -53,10 +52,8 @@ func appendTo(c *tool.Ctx) error {
 	}
 	for i, id := range ids {
 		if err := appendOne(c, st, id, p); err != nil {
-			// The sessions before it were appended to: print their lines.
-			var te *tool.Error
-			if i > 0 && errors.As(err, &te) {
-				te.Partial = true
+			if i > 0 {
+				return tool.Partial(err) // the sessions before it were appended to
 			}
 			return err
 		}
@@ -248,6 +245,9 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		if batch.Usage != nil {
 			if p.usage == nil {
 				p.usage = &session.Usage{}
+			}
+			if !p.usage.Fits(*batch.Usage) {
+				return nil, tool.DataErrf("stdin: the token usage with --usage adds up past what wc can count")
 			}
 			p.usage.Add(*batch.Usage)
 		}

@@ -18,7 +18,7 @@ Without a SESSION argument the sessions are read from stdin (ids, JSON strings, 
 
 Messages without created_at are stamped with the current time. Tool output over 32,768 characters is cut to that length with a notice (whycodes' cap; --no-cap keeps it whole). A tool message takes its tool's name from the matching tooluse, and results of the write, edit and apply_patch tools add the "[+N -M]" lines they end with to the session's edit stats. The first user message titles a session whose title is still the default.
 
-Either every message of the input is appended or, on an error, none is.`,
+Each session gets every message of the input or, on an error, none. When a session of a list fails, those before it keep what was appended to them, and their lines are printed before the error.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "role", Usage: "append one message with this `ROLE` (user, assistant, system, tool) from --text, --file or stdin"},

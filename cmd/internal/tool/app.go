@@ -196,8 +196,8 @@ func keepNames(f cli.Flag) cli.Flag {
 	names := f.Names()
 	switch f := f.(type) {
 	case *cli.BoolFlag:
-		if f.Hidden || f.DisableDefaultText {
-			return f // urfave/cli reads these only from a *cli.BoolFlag
+		if f.Hidden {
+			return f // bash completion hides only a *cli.BoolFlag that says so
 		}
 		return &boolFlag{f, names}
 	case *cli.StringFlag:
@@ -247,7 +247,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		}
 		err := spec.Action(c)
 		for i := len(c.closers) - 1; i >= 0; i-- {
-			if cerr := c.closers[i](); cerr != nil && err == nil {
+			// A failed close may have lost what a partial batch did before
+			// its error, so its lines are not printed: the close's error is.
+			if cerr := c.closers[i](); cerr != nil && (err == nil || isPartial(err)) {
 				err = cerr
 			}
 		}
@@ -284,6 +286,11 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		}
 	}
 	return ExitOK
+}
+
+func isPartial(err error) bool {
+	var te *Error
+	return errors.As(err, &te) && te.Partial
 }
 
 // notifyContext is signal.NotifyContext for SIGINT and SIGTERM, but the

@@ -44,6 +44,20 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
+// Partial is err, with its exit status and hints, marked as coming after
+// some items of a batch were done: their lines are printed before it, if
+// the store then closes cleanly.
+func Partial(err error) error {
+	var te *Error
+	if errors.As(err, &te) {
+		marked := *te
+		marked.Partial = true
+		return &marked
+	}
+	code, hints := exitStatus(err)
+	return &Error{Code: code, Msg: err.Error(), Hints: hints, Partial: true}
+}
+
 // Usagef is a usage error (exit 2).
 func Usagef(format string, args ...any) *Error {
 	return &Error{Code: ExitUsage, Msg: fmt.Sprintf(format, args...)}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // gatedWriter takes nothing until opened, like a pager nobody scrolls.
@@ -198,5 +199,44 @@ func TestRunStreamingFailure(t *testing.T) {
 	stderr.Reset()
 	if code := Run(spec, []string{"wc-test"}, strings.NewReader(""), &stdout, &stderr); code != ExitFailure || stdout.Len() != 0 {
 		t.Errorf("held output: exit %d, stdout %q", code, stdout.String())
+	}
+}
+
+// A partial batch prints the lines of the items it did, then its error;
+// unless the store then fails to close, which may have lost them: then only
+// the close's error is printed. Partial keeps the error's status.
+func TestRunPartial(t *testing.T) {
+	run := func(closeErr error, actionErr error) (int, string, string) {
+		spec := &Spec{Name: "wc-test", Summary: "test", Flags: func() []cli.Flag { return nil },
+			Action: func(c *Ctx) error {
+				c.OnClose(func() error { return closeErr })
+				c.Out().WriteString("{\"id\":\"a\"}\n")
+				return actionErr
+			}}
+		var stdout, stderr bytes.Buffer
+		code := Run(spec, []string{"wc-test"}, strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	refused := Partial(DataErrf("session b: its total cost would exceed what wc can store"))
+	if code, out, errOut := run(nil, refused); code != ExitDataErr || out != "{\"id\":\"a\"}\n" ||
+		errOut != "wc-test: session b: its total cost would exceed what wc can store\n" {
+		t.Errorf("partial: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, errOut := run(errors.New("store: sync: input/output error"), refused); code != ExitFailure || out != "" ||
+		errOut != "wc-test: store: sync: input/output error\n" {
+		t.Errorf("partial, then a failed close: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Any error keeps its status and hints when marked partial.
+	busy := Partial(fmt.Errorf("store: %w", client.ErrBusy))
+	if code, hints := exitStatus(busy); code != ExitBusy || len(hints) != 1 || !isPartial(busy) {
+		t.Errorf("partial busy: exit %d, hints %q", code, hints)
+	}
+	if code, out, _ := run(nil, busy); code != ExitBusy || out != "{\"id\":\"a\"}\n" {
+		t.Errorf("partial busy: exit %d, stdout %q", code, out)
+	}
+	// An error that is not partial prints no lines, and keeps its status
+	// over a failed close.
+	if code, out, errOut := run(errors.New("close"), DataErrf("bad")); code != ExitDataErr || out != "" || errOut != "wc-test: bad\n" {
+		t.Errorf("not partial: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
