@@ -395,21 +395,29 @@ func TestListingConsistency(t *testing.T) {
 	}
 }
 
-// Many sessions make the resident process send several chunks.
-func TestListingManyThroughResident(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	all := map[string][]session.Node{}
-	for i := range 3*chunkItems + 7 {
-		all[testID(uint32(i)*7919, i)] = nil
+// servedStore is a store of n empty sessions, their listing read directly,
+// and a resident process serving it.
+func servedStore(t *testing.T, n int) (dir string, listed []session.Info) {
+	dir = filepath.Join(t.TempDir(), "store")
+	sessions := map[string][]session.Node{}
+	for i := range n {
+		sessions[testID(uint32(i)*7919, i)] = nil
 	}
-	create(t, dir, all)
+	create(t, dir, sessions)
 	r := open(t, dir, Read)
-	want := listInfo(t, r, ListQuery{})
+	listed = listInfo(t, r, ListQuery{})
 	mustClose(t, r)
 	serve(t, dir, time.Minute)
+	return dir, listed
+}
+
+// Many sessions make the resident process send several chunks.
+func TestListingManyThroughResident(t *testing.T) {
+	n := 3*chunkItems + 7
+	dir, want := servedStore(t, n)
 	c := dial(t, dir, Read)
 	defer c.Close()
-	if got := listInfo(t, c, ListQuery{}); !reflect.DeepEqual(got, want) || len(got) != len(all) {
+	if got := listInfo(t, c, ListQuery{}); !reflect.DeepEqual(got, want) || len(got) != n {
 		t.Errorf("through the resident process: %d sessions, directly %d", len(got), len(want))
 	}
 	// All were updated at the same instant: id order either way.
@@ -430,16 +438,7 @@ func TestListingManyThroughResident(t *testing.T) {
 // again; a listing of the other kind, or one stopped early, leaves the
 // connection usable.
 func TestListingAskedWithTheHello(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	sessions := map[string][]session.Node{}
-	for i := range 2*chunkItems + 3 {
-		sessions[testID(uint32(i)*7919, i)] = nil
-	}
-	create(t, dir, sessions)
-	r := open(t, dir, Read)
-	all := listInfo(t, r, ListQuery{})
-	mustClose(t, r)
-	serve(t, dir, time.Minute)
+	dir, all := servedStore(t, 2*chunkItems+3)
 
 	q := ListQuery{Limit: 10}
 	before := residentRequests.Load()
