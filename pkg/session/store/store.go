@@ -378,7 +378,7 @@ func (s *Store) openRead(deadline time.Time) error {
 		s.unlock()
 		return nil
 	}
-	if hasEmptyLogs(s.dbDir()) { // a killed writer's leftovers: recover first
+	if hasEmptyLogs(s.dbDir()) || hasMemtables(s.dbDir()) { // a killed writer's leftovers: recover first
 		return s.upgrade(deadline)
 	}
 	db, err := s.openBadger(true, deadline)
@@ -419,6 +419,16 @@ func emptyLogs(dbDir string) []string {
 }
 
 func hasEmptyLogs(dbDir string) bool { return len(emptyLogs(dbDir)) > 0 }
+
+// hasMemtables reports a memtable file. Badger removes each one at a clean
+// close, so one found under the shared lock is a killed writer's; and a
+// ReadOnly open that replays it empty (a recovery killed after cutting it
+// to its header) tries to remove it through its read-only descriptor, and
+// logs the failure at every reader's open.
+func hasMemtables(dbDir string) bool {
+	matches, _ := filepath.Glob(filepath.Join(dbDir, "*.mem"))
+	return len(matches) > 0
+}
 
 // removeEmptyLogs clears what a killed writer left; called only under the
 // exclusive lock, before a read-write open.
