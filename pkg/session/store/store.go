@@ -378,7 +378,7 @@ func (s *Store) openRead(deadline time.Time) error {
 		s.unlock()
 		return nil
 	}
-	if hasEmptyLogs(s.dbDir()) || hasMemtables(s.dbDir()) { // a killed writer's leftovers: recover first
+	if killedWriterLeft(s.dbDir()) { // recover first
 		return s.upgrade(deadline)
 	}
 	db, err := s.openBadger(true, deadline)
@@ -418,16 +418,25 @@ func emptyLogs(dbDir string) []string {
 	return out
 }
 
-func hasEmptyLogs(dbDir string) bool { return len(emptyLogs(dbDir)) > 0 }
-
-// hasMemtables reports a memtable file. Badger removes each one at a clean
-// close, so one found under the shared lock is a killed writer's; and a
-// ReadOnly open that replays it empty (a recovery killed after cutting it
-// to its header) tries to remove it through its read-only descriptor, and
-// logs the failure at every reader's open.
-func hasMemtables(dbDir string) bool {
-	matches, _ := filepath.Glob(filepath.Join(dbDir, "*.mem"))
-	return len(matches) > 0
+// killedWriterLeft reports, from one read of the directory, what only a
+// writer killed mid-command leaves for a reader: a zero-length value log
+// (see emptyLogs), or any memtable file. Badger removes each memtable file
+// at a clean close; a ReadOnly open that replays one empty (a recovery
+// killed after cutting it to its header) tries to remove it through its
+// read-only descriptor, and logs the failure at every reader's open.
+func killedWriterLeft(dbDir string) bool {
+	entries, _ := os.ReadDir(dbDir)
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, ".mem"):
+			return true
+		case strings.HasSuffix(name, ".vlog"):
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // removeEmptyLogs clears what a killed writer left; called only under the
