@@ -364,6 +364,7 @@ func setMessages(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, in *i
 		nodes = append(nodes, n)
 		parent = &nodes[len(nodes)-1]
 	}
+	session.HintRepeats(nodes, path[shared:])
 	m.MoveHead(parent, false)
 	return commitAndPrint(c, st, m, nodes, r)
 }

@@ -276,7 +276,7 @@ func compactOne(c *tool.Ctx, st client.Handle, l *loaded, p *plan) error {
 		line.StillOver = &still
 	}
 	if changed && !p.dryRun {
-		if line.Branch, err = commitPath(c, st, &m, path[:shared], next[shared:], blobs, p.discard); err != nil {
+		if line.Branch, err = commitPath(c, st, &m, path, shared, next[shared:], blobs, p.discard); err != nil {
 			return err
 		}
 	}
@@ -400,10 +400,11 @@ func sharedPrefix(a, b []session.Message) int {
 	return n
 }
 
-// commitPath writes the new tail after the kept prefix as new nodes and
-// moves the head there, keeping the old head as pre-compact-N. Blobs go
-// first and the metadata last, so a crash leaves the session as it was.
-func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, kept []session.Node, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+// commitPath writes the new tail after the path's first shared nodes as
+// new nodes and moves the head there, keeping the old head as
+// pre-compact-N. Blobs go first and the metadata last, so a crash leaves
+// the session as it was.
+func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, path []session.Node, shared int, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
 	for sum, data := range blobs {
 		if err := st.PutBlob(m.ID, sum, data); err != nil {
 			return "", err
@@ -415,8 +416,8 @@ func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, kept []session.N
 		m.Branches = append(m.Branches, session.NamedBranch{Name: branch, Seq: m.Head})
 	}
 	var parent *session.Node
-	if len(kept) > 0 {
-		parent = &kept[len(kept)-1]
+	if shared > 0 {
+		parent = &path[shared-1]
 	}
 	nodes := make([]session.Node, 0, len(tail))
 	for _, msg := range tail {
@@ -424,6 +425,7 @@ func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, kept []session.N
 		m.NextSeq++
 		parent = &nodes[len(nodes)-1]
 	}
+	session.HintRepeats(nodes, path[shared:])
 	m.MoveHead(parent, false)
 	m.Touch(c.Now)
 	return branch, st.Commit(m, nodes)

@@ -20,11 +20,18 @@ type Node struct {
 	Tokens uint64 // their token estimate
 	Users  uint64 // their user-role messages
 	Msg    Message
+	// Same, when not 0, is an earlier node of the session whose message
+	// Msg is believed to repeat: a rewritten path's unchanged tail. The
+	// store then may keep the message once (see EncodeNodeRef). It is a
+	// hint the store checks, never a claim it trusts, and reads leave it 0.
+	Same uint64
 }
 
-// NodeHeader is a node without its message.
+// NodeHeader is a node without its message. Same is not 0 for a stored
+// reference (EncodeNodeRef): the node whose message this one repeats.
 type NodeHeader struct {
 	Parent, Depth, Tokens, Users uint64
+	Same                         uint64
 }
 
 // Header returns the node's totals.
@@ -51,7 +58,24 @@ func Child(parent *Node, seq uint64, msg Message) Node {
 // EncodeNode is the stored form of a node; the header comes first in a fixed
 // order so that DecodeNodeHeader can read it without parsing the message.
 func EncodeNode(n *Node) []byte {
-	dst := make([]byte, 0, 64+messageSizeHint(&n.Msg))
+	dst := appendNodeHeader(make([]byte, 0, 64+messageSizeHint(&n.Msg)), n)
+	dst = append(dst, `,"msg":`...)
+	dst = n.Msg.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// EncodeNodeRef is the stored form of a node whose message is node same's
+// (which must hold its own): the header, then "same" where the message
+// would be. A path rewritten by a compaction keeps its tail this way, at
+// the cost of a header per message instead of a copy of each.
+func EncodeNodeRef(n *Node, same uint64) []byte {
+	dst := appendNodeHeader(make([]byte, 0, 96), n)
+	dst = append(dst, `,"same":`...)
+	dst = appendUint(dst, same)
+	return append(dst, '}')
+}
+
+func appendNodeHeader(dst []byte, n *Node) []byte {
 	dst = append(dst, `{"parent":`...)
 	dst = appendUint(dst, n.Parent)
 	dst = append(dst, `,"n":`...)
@@ -59,10 +83,26 @@ func EncodeNode(n *Node) []byte {
 	dst = append(dst, `,"tok":`...)
 	dst = appendUint(dst, n.Tokens)
 	dst = append(dst, `,"users":`...)
-	dst = appendUint(dst, n.Users)
-	dst = append(dst, `,"msg":`...)
-	dst = n.Msg.AppendJSON(dst)
-	return append(dst, '}')
+	return appendUint(dst, n.Users)
+}
+
+// AppendResolvedNodeRef appends to dst the node a reference stands for: its
+// header with the message of target, the stored value of the node it names.
+func AppendResolvedNodeRef(dst, ref, target []byte) ([]byte, error) {
+	h, _, err := DecodeNodeHeader(ref)
+	if err != nil {
+		return nil, err
+	}
+	th, msg, err := DecodeNodeHeader(target)
+	if err != nil {
+		return nil, err
+	}
+	if h.Same == 0 || th.Same != 0 {
+		return nil, invalidf("stored node is malformed")
+	}
+	cut := bytes.LastIndex(ref, []byte(nodeRefKey))
+	dst = append(append(append(dst, ref[:cut]...), `,"msg":`...), msg...)
+	return append(dst, '}'), nil
 }
 
 func messageSizeHint(m *Message) int {
@@ -79,13 +119,24 @@ func messageSizeHint(m *Message) int {
 
 var nodeHeaderKeys = [...]string{`{"parent":`, `,"n":`, `,"tok":`, `,"users":`, `,"msg":`}
 
+const nodeRefKey = `,"same":`
+
 // DecodeNodeHeader reads a stored node's totals and returns the raw JSON of
-// its message, without decoding it.
+// its message, without decoding it. For a reference (EncodeNodeRef) the
+// message is nil and h.Same names the node holding it.
 func DecodeNodeHeader(b []byte) (NodeHeader, []byte, error) {
 	var h NodeHeader
 	fields := [...]*uint64{&h.Parent, &h.Depth, &h.Tokens, &h.Users}
 	rest := b
 	for i, key := range nodeHeaderKeys {
+		if i == len(fields) && bytes.HasPrefix(rest, []byte(nodeRefKey)) {
+			same, tail, ok := parseUint(rest[len(nodeRefKey):])
+			if !ok || same == 0 || string(tail) != "}" {
+				return h, nil, invalidf("stored node is malformed")
+			}
+			h.Same = same
+			return h, nil, nil
+		}
 		if !bytes.HasPrefix(rest, []byte(key)) {
 			return h, nil, invalidf("stored node is malformed")
 		}
@@ -93,16 +144,12 @@ func DecodeNodeHeader(b []byte) (NodeHeader, []byte, error) {
 		if i == len(fields) {
 			break
 		}
-		end := 0
-		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-			end++
-		}
-		v, err := strconv.ParseUint(string(rest[:end]), 10, 64)
-		if err != nil {
+		v, tail, ok := parseUint(rest)
+		if !ok {
 			return h, nil, invalidf("stored node is malformed")
 		}
 		*fields[i] = v
-		rest = rest[end:]
+		rest = tail
 	}
 	if len(rest) < 2 || rest[len(rest)-1] != '}' {
 		return h, nil, invalidf("stored node is malformed")
@@ -110,11 +157,25 @@ func DecodeNodeHeader(b []byte) (NodeHeader, []byte, error) {
 	return h, rest[:len(rest)-1], nil
 }
 
+// parseUint reads the decimal number b starts with.
+func parseUint(b []byte) (uint64, []byte, bool) {
+	end := 0
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	v, err := strconv.ParseUint(string(b[:end]), 10, 64)
+	return v, b[end:], err == nil
+}
+
 // DecodeNode reads a stored node.
 func DecodeNode(seq uint64, b []byte) (Node, error) {
 	h, raw, err := DecodeNodeHeader(b)
 	if err != nil {
 		return Node{}, err
+	}
+	if h.Same != 0 {
+		// The store resolves references before anything decodes them.
+		return Node{}, invalidf("stored node %d refers to node %d unresolved", seq, h.Same)
 	}
 	msg, ok := decodeStored(raw)
 	if !ok {
@@ -133,4 +194,17 @@ func objectFields(raw json.RawMessage) []Field {
 		return true
 	})
 	return out
+}
+
+// HintRepeats sets the Same hint of each node of a rewritten path's new
+// part whose message is, field for field, the old path's at the same
+// distance from the end: where a rewrite (a compaction, a pruning, a new
+// set of messages) keeps messages, it keeps them in place or as the tail.
+// replaced is the old path after the part the two share.
+func HintRepeats(nodes, replaced []Node) {
+	for i, j := len(nodes)-1, len(replaced)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if nodes[i].Msg.sameFields(&replaced[j].Msg) {
+			nodes[i].Same = replaced[j].Seq
+		}
+	}
 }

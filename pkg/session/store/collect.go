@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"maps"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
+
+// testHookMaterialized lets a test look at the store between Collect's
+// rewriting of references and its deletions.
+var testHookMaterialized func()
 
 // Freed is what a collection removed (or would remove).
 type Freed = client.Freed
@@ -27,6 +32,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		return freed, err
 	}
 	parents := map[uint64]uint64{}
+	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}
 	var orphans [][]byte
 	err = s.view(func(txn *badger.Txn) error {
@@ -43,6 +49,9 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 			if err := item.Value(func(v []byte) error {
 				h, _, err := session.DecodeNodeHeader(v)
 				parents[seq] = h.Parent
+				if h.Same != 0 {
+					refers[seq] = h.Same
+				}
 				return err
 			}); err != nil {
 				return err
@@ -78,13 +87,32 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		}
 	}
 	freed.Nodes = len(garbage) + len(orphans)
-	blobs, blobBytes, err := s.unreferencedBlobs(key, kept)
+	// A kept reference to a node that goes must hold the message itself
+	// first; until then, that node's blobs are the reference's.
+	var orphaned []uint64
+	holders := maps.Clone(kept)
+	for seq, same := range refers {
+		if kept[seq] {
+			holders[same] = true
+			if !kept[same] {
+				orphaned = append(orphaned, seq)
+				freed.Bytes -= size[same] - size[seq] // its message stays
+			}
+		}
+	}
+	blobs, blobBytes, err := s.unreferencedBlobs(key, holders)
 	if err != nil {
 		return freed, err
 	}
 	freed.Blobs, freed.Bytes = len(blobs), freed.Bytes+blobBytes
 	if dryRun || freed.Nodes+freed.Blobs == 0 {
 		return freed, nil
+	}
+	if err := s.materialize(key, orphaned); err != nil {
+		return freed, err
+	}
+	if testHookMaterialized != nil {
+		testHookMaterialized()
 	}
 	wb := s.db.NewWriteBatch()
 	for _, keys := range [][][]byte{garbage, orphans, blobs} {
@@ -153,4 +181,45 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 		return nil
 	})
 	return blobs, total, mapErr("read", err)
+}
+
+// materialize rewrites each reference in seqs as the full node it stands
+// for, and makes that durable before Collect deletes anything: a crash in
+// between leaves both copies, never a reference to a missing node.
+func (s *Store) materialize(key sid, seqs []uint64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	wb := s.db.NewWriteBatch()
+	err := s.db.View(func(txn *badger.Txn) error {
+		for _, seq := range seqs {
+			item, err := txn.Get(nodeKey(key, seq))
+			if err != nil {
+				return err
+			}
+			var full []byte
+			if err := item.Value(func(v []byte) error {
+				full, err = resolveRef(txn, key, seq, v)
+				if err == nil {
+					full = bytes.Clone(full)
+				}
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := wb.Set(nodeKey(key, seq), full); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		wb.Cancel()
+		return mapErr("gc", err)
+	}
+	if err := wb.Flush(); err != nil {
+		return mapErr("gc", err)
+	}
+	s.wrote.Store(true)
+	return s.syncNow()
 }

@@ -428,6 +428,9 @@ func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, err
 		}
 		found := false
 		err := it.Item().Value(func(v []byte) error {
+			if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Same != 0 {
+				return nil // the node it refers to holds the message, and is read too
+			}
 			n, err := session.DecodeNode(seq, v)
 			if err != nil {
 				return corrupt(id, "node %d is malformed: %v", seq, err)

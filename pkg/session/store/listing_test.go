@@ -570,7 +570,7 @@ func TestListingBuiltOnUpgrade(t *testing.T) {
 		t.Errorf("after the build:\n %+v\nnot\n %+v", got, want)
 	}
 	mustClose(t, s)
-	if got := schemaOf(t, dir); got != `{"schema":2}` {
+	if got := schemaOf(t, dir); got != `{"schema":3}` {
 		t.Errorf("schema after the build: %s", got)
 	}
 }

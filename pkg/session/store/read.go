@@ -152,6 +152,10 @@ func getNode(txn *badger.Txn, id sid, seq uint64) (n session.Node, ok bool, err 
 		return n, false, err
 	}
 	err = item.Value(func(v []byte) error {
+		v, err := resolveRef(txn, id, seq, v)
+		if err != nil {
+			return err
+		}
 		var derr error
 		if n, derr = session.DecodeNode(seq, v); derr != nil {
 			return corrupt(id, "node %d is malformed: %v", seq, derr)
@@ -245,6 +249,8 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
+		refs := refResolver{txn: txn, id: key}
+		defer refs.close()
 		for it.Seek(nodeKey(key, 1)); it.Valid(); it.Next() {
 			seq, ok := keySeq(it.Item().Key())
 			if !ok {
@@ -254,6 +260,10 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 				break
 			}
 			if err := it.Item().Value(func(v []byte) error {
+				v, err := refs.resolve(seq, v)
+				if err != nil {
+					return err
+				}
 				fnErr = fn(seq, v)
 				return fnErr
 			}); err != nil {
@@ -335,6 +345,8 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
+		refs := refResolver{txn: txn, id: key}
+		defer refs.close()
 		var prev uint64
 		read := 0
 		for i := uint64(0); i < count; i++ {
@@ -349,14 +361,18 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 				return corrupt(key, "node %d vanished", seq)
 			}
 			err := it.Item().Value(func(v []byte) error {
-				if s.bulk {
-					s.moved.Add(int64(len(v)))
-				}
 				if linear {
 					// The depth said so; the parents must agree.
 					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
 						return corrupt(key, "node %d has parent %d, not %d as its depths say", seq, h.Parent, prev)
 					}
+				}
+				v, err := refs.resolve(seq, v)
+				if err != nil {
+					return err
+				}
+				if s.bulk {
+					s.moved.Add(int64(len(v)))
 				}
 				if read += len(v); read >= releaseEvery {
 					s.releasePages()

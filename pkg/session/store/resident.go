@@ -527,10 +527,19 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		var m session.Meta
 		if m, err = session.DecodeMeta(req.Meta); err == nil {
 			nodes := make([]session.Node, 0, len(req.Nodes))
-			for _, wn := range req.Nodes {
+			if len(req.Same) != 0 && len(req.Same) != len(req.Nodes) {
+				err = errors.New("store: a commit's hints do not match its nodes")
+			}
+			for i, wn := range req.Nodes {
 				var n session.Node
+				if err != nil {
+					break
+				}
 				if n, err = session.DecodeNode(wn.Seq, wn.Value); err != nil {
 					break
+				}
+				if len(req.Same) != 0 {
+					n.Same = req.Same[i]
 				}
 				nodes = append(nodes, n)
 			}

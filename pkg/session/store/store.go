@@ -83,8 +83,10 @@ const (
 	readerBlockCacheSize = 1 << 20
 	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
-	// does not would leave it stale, so it must refuse the store).
-	schemaVersion = 2
+	// does not would leave it stale, so it must refuse the store). 3: nodes
+	// may be references to others (repeats.go); a writer stamps it on a
+	// schema 2 store with its first reference.
+	schemaVersion = 3
 )
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
@@ -184,7 +186,8 @@ type Store struct {
 	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
 	wrote atomic.Bool // this handle committed something, so Close flushes one more table
 
-	listed bool // the listing is complete (schema 2); readers scan metadata otherwise
+	listed bool         // the listing is complete (schema 2); readers scan metadata otherwise
+	schema atomic.Int32 // the version stamped, as read at open or written since
 
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
@@ -534,10 +537,11 @@ func (s *Store) checkSchema() error {
 		}
 		version = v.Schema
 	}
+	s.schema.Store(int32(version))
 	switch {
 	case version > schemaVersion:
 		return fmt.Errorf("store schema %d is newer than this wc understands", version)
-	case version == schemaVersion:
+	case version >= 2:
 		s.listed = true
 	case s.mode == Write:
 		if err := s.buildListing(); err != nil {
@@ -548,12 +552,15 @@ func (s *Store) checkSchema() error {
 	return nil
 }
 
+func schemaRecord() []byte { return fmt.Appendf(nil, `{"schema":%d}`, schemaVersion) }
+
 func (s *Store) stampSchema() error {
 	err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(schemaKey, fmt.Appendf(nil, `{"schema":%d}`, schemaVersion))
+		return txn.Set(schemaKey, schemaRecord())
 	})
 	if err == nil {
 		s.wrote.Store(true)
+		s.schema.Store(schemaVersion)
 	}
 	return err
 }

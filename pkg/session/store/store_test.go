@@ -405,13 +405,14 @@ func TestMapErrDropsValueBytes(t *testing.T) {
 func TestSchemaNewer(t *testing.T) {
 	dir := t.TempDir()
 	w := open(t, dir, Write)
-	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":3}`)) }); err != nil {
+	newer := fmt.Sprint(schemaVersion + 1)
+	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":`+newer+`}`)) }); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, w)
 	for _, mode := range []Mode{Read, Write} {
 		_, err := Open(Options{Dir: dir}, mode)
-		if err == nil || err.Error() != "store schema 3 is newer than this wc understands" {
+		if err == nil || err.Error() != "store schema "+newer+" is newer than this wc understands" {
 			t.Errorf("mode %v: %v", mode, err)
 		}
 	}
@@ -420,7 +421,7 @@ func TestSchemaNewer(t *testing.T) {
 func TestSchemaStamped(t *testing.T) {
 	dir := t.TempDir()
 	mustClose(t, open(t, dir, Write))
-	if v := schemaOf(t, dir); v != `{"schema":2}` {
+	if v := schemaOf(t, dir); v != `{"schema":3}` {
 		t.Errorf("schema record = %q", v)
 	}
 }

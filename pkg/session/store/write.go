@@ -57,7 +57,13 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		if len(vals[i]) > maxValueSize {
 			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
 		}
-		size += len(vals[i])
+	}
+	refs, err := s.shareRepeats(id, nodes, vals)
+	if err != nil {
+		return mapErr("commit", err)
+	}
+	for _, v := range vals {
+		size += len(v)
 	}
 	if s.bulk {
 		s.moved.Add(int64(size))
@@ -85,6 +91,12 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		txn = s.db.NewTransaction(true)
 		txns++
 		return nil
+	}
+	if refs && s.schema.Load() < schemaVersion {
+		// A wc that knows no references must refuse the store from now on.
+		if err := txn.Set(schemaKey, schemaRecord()); err != nil {
+			return mapErr("commit", err)
+		}
 	}
 	first := 0 // nodes[first:] are in txn
 	for i := range nodes {
@@ -132,6 +144,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return mapErr("commit", err)
 	}
 	s.wrote.Store(true)
+	if refs {
+		s.schema.Store(schemaVersion)
+	}
 	s.lastTxns.Store(int64(txns))
 	return nil
 }

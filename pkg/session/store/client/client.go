@@ -493,6 +493,12 @@ func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	req := &Request{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = Item{nodes[i].Seq, session.EncodeNode(&nodes[i])}
+		if nodes[i].Same != 0 && req.Same == nil {
+			req.Same = make([]uint64, len(nodes))
+		}
+		if req.Same != nil {
+			req.Same[i] = nodes[i].Same
+		}
 	}
 	req.Defer = c.deferSync()
 	_, err := c.do(req)

@@ -23,9 +23,12 @@ type Request struct {
 	Max     int
 	Meta    []byte
 	Nodes   []Item
-	Sum     [32]byte
-	Data    []byte
-	DryRun  bool
+	// Same holds the Nodes' session.Node Same hints, in order, or nothing
+	// when none has one: the encoded node does not carry it.
+	Same   []uint64
+	Sum    [32]byte
+	Data   []byte
+	DryRun bool
 	// Defer lets the server answer a write before syncing it: the client
 	// writes more and ends with "end", which syncs them all at once.
 	Defer bool

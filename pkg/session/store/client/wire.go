@@ -30,8 +30,10 @@ import (
 // does, or the layout of the listing summaries the client decodes. 2: the
 // hello carries references to resolve, the welcome their answers. 3: the
 // "listjson" request, whose lines (AppendSummaryJSON) are then part of the
-// protocol too: a resident process of another build renders them.
-const ProtocolVersion = 3
+// protocol too: a resident process of another build renders them. 4: a
+// commit's nodes carry their Same hints, and stored nodes read through
+// the socket are never references (session.EncodeNodeRef).
+const ProtocolVersion = 4
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -348,6 +350,30 @@ func readNodes(d *wireDecoder) []Item {
 	return nodes
 }
 
+func appendUints(b []byte, v []uint64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	for _, x := range v {
+		b = binary.AppendUvarint(b, x)
+	}
+	return b
+}
+
+func readUints(d *wireDecoder) []uint64 {
+	n := d.uint()
+	if n > uint64(len(d.b)) { // every number takes at least a byte
+		d.fail()
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = d.uint()
+	}
+	return v
+}
+
 // appendSum writes a sha256, or nothing but its length when it is zero.
 func appendSum(b []byte, sum [32]byte) []byte {
 	if sum == ([32]byte{}) {
@@ -377,6 +403,7 @@ func (r *Request) appendWire(b []byte) []byte {
 	b = binary.AppendVarint(b, int64(r.Max))
 	b = appendBytes(b, r.Meta)
 	b = appendNodes(b, r.Nodes)
+	b = appendUints(b, r.Same)
 	b = appendSum(b, r.Sum)
 	b = appendBytes(b, r.Data)
 	b = appendBool(b, r.DryRun)
@@ -394,6 +421,7 @@ func (r *Request) readWire(d *wireDecoder) {
 	r.Max = int(d.int())
 	r.Meta = d.bytes()
 	r.Nodes = readNodes(d)
+	r.Same = readUints(d)
 	r.Sum = readSum(d)
 	r.Data = d.bytes()
 	r.DryRun = d.bool()
