@@ -41,7 +41,9 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) (bool,
 			return err
 		}
 		// Nodes at or above next are invisible leftovers of an interrupted
-		// commit, which a later one may overwrite.
+		// commit, which a later one may overwrite; and a node this commit
+		// writes cannot hold a message for another (no caller writes
+		// below next, but then a reference could name itself).
 		limit := min(next, first)
 		holders := refResolver{txn: txn, id: id}
 		defer holders.close()
@@ -89,6 +91,9 @@ func messageHolder(r *refResolver, seq uint64, msg []byte) (uint64, bool, error)
 		})
 		if err != nil || same == 0 {
 			return seq, equal, err
+		}
+		if same >= seq {
+			return 0, false, corrupt(id, "node %d refers to node %d", seq, same)
 		}
 		seq = same
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,7 +196,7 @@ func TestRepeatsHintsChecked(t *testing.T) {
 	add(path[0].Msg, 2)               // 6: another message
 	add(path[0].Msg, orphan.Seq)      // 7: the orphan's
 	add(path[0].Msg, 99)              // 8: no such node
-	add(path[0].Msg, 6)               // 9: a node of this very commit
+	add(path[0].Msg, 6)               // 9: a node of this very commit (and above next_seq)
 	add(userMsg("m1 "+"x"), 1)        // 10: not byte for byte m1
 	add(path[1].Msg, path[1].Seq)     // 11: a good hint
 	add(path[2].Msg, path[2].Seq+100) // 12: beyond next_seq
@@ -334,4 +335,100 @@ func TestResidentRepeats(t *testing.T) {
 		}
 	}
 	checkReads(t, s, id, m.Head, kept)
+}
+
+// A hint naming a node that gc removed makes no reference, also when the
+// node after it holds the same message.
+func TestRepeatsHintToRemovedNode(t *testing.T) {
+	s := open(t, t.TempDir(), Write)
+	defer mustClose(t, s)
+	id := testID(1, 1)
+	path := chain(4, 50)
+	path[3] = session.Child(&path[2], 4, path[2].Msg) // 3 and 4 hold one message
+	m := metaFor(id, path)
+	if err := s.Commit(&m, path); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := parseID(id)
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(nodeKey(key, 3)) }); err != nil {
+		t.Fatal(err)
+	}
+	n := session.Child(&path[1], m.NextSeq, path[2].Msg)
+	n.Same = 3
+	m.NextSeq++
+	m.MoveHead(&n, false)
+	if err := s.Commit(&m, []session.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	if got := refersTo(t, s, id, n.Seq); got != 0 {
+		t.Errorf("node %d refers to the removed node 3 (%d)", n.Seq, got)
+	}
+}
+
+// A reference whose holder is missing, or that names itself or a later
+// node, is damage every read reports; none reads another message instead.
+func TestRepeatsBrokenReference(t *testing.T) {
+	for name, same := range map[string]uint64{"missing": 2, "itself": 4, "later": 5} {
+		s := open(t, t.TempDir(), Write)
+		id := testID(1, 1)
+		path := chain(5, 50)
+		m := metaFor(id, path)
+		if err := s.Commit(&m, path); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := parseID(id)
+		if err := s.db.Update(func(txn *badger.Txn) error {
+			if name == "missing" {
+				if err := txn.Delete(nodeKey(key, 2)); err != nil {
+					return err
+				}
+			}
+			return txn.Set(nodeKey(key, 4), session.EncodeNodeRef(&path[3], same))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("node 4 refers to node %d", same)
+		if _, err := s.Node(id, 4); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: node: %v", name, err)
+		}
+		err := s.PathRaw(id, 5, func(uint64, []byte) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "is damaged") {
+			t.Errorf("%s: path: %v", name, err)
+		}
+		if err := s.Nodes(id, func(uint64, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: nodes: %v", name, err)
+		}
+		mustClose(t, s)
+	}
+}
+
+// Collect leaves alone a reference whose holder stays.
+func TestRepeatsKeptHolder(t *testing.T) {
+	s := open(t, t.TempDir(), Write)
+	defer mustClose(t, s)
+	id := testID(1, 1)
+	path := chain(5, 50)
+	m := metaFor(id, path)
+	if err := s.Commit(&m, path); err != nil {
+		t.Fatal(err)
+	}
+	kept := rewrite(t, s, &m, path, 3) // the old path stays as a branch
+	// Some garbage, so that the collection does its work.
+	key, _ := parseID(id)
+	leftover := session.Child(nil, m.NextSeq, userMsg("leftover"))
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(nodeKey(key, leftover.Seq), session.EncodeNode(&leftover))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if freed, err := s.Collect(&m, false); err != nil || freed.Nodes != 1 {
+		t.Fatalf("collect: %+v, %v", freed, err)
+	}
+	for i, n := range kept[1:] {
+		if same := refersTo(t, s, id, n.Seq); same != path[2+i].Seq {
+			t.Errorf("node %d refers to %d after a collection, not %d", n.Seq, same, path[2+i].Seq)
+		}
+	}
+	checkReads(t, s, id, m.Head, kept)
+	checkReads(t, s, id, path[4].Seq, path)
 }

@@ -77,6 +77,14 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
 	}
 
+	if refs && s.schema.Load() < schemaVersion {
+		// A wc that knows no references must refuse the store before it
+		// holds one. Alone, in a transaction of its own: the commit's own
+		// may be redone without it.
+		if err := s.stampSchema(); err != nil {
+			return mapErr("commit", err)
+		}
+	}
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
 	txns := 1
@@ -91,12 +99,6 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		txn = s.db.NewTransaction(true)
 		txns++
 		return nil
-	}
-	if refs && s.schema.Load() < schemaVersion {
-		// A wc that knows no references must refuse the store from now on.
-		if err := txn.Set(schemaKey, schemaRecord()); err != nil {
-			return mapErr("commit", err)
-		}
 	}
 	first := 0 // nodes[first:] are in txn
 	for i := range nodes {
@@ -144,9 +146,6 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return mapErr("commit", err)
 	}
 	s.wrote.Store(true)
-	if refs {
-		s.schema.Store(schemaVersion)
-	}
 	s.lastTxns.Store(int64(txns))
 	return nil
 }
