@@ -52,7 +52,8 @@ func TestGrowthLevel0Bounded(t *testing.T) {
 // threshold a writer rebuilds the store. A Commit also writes the listing
 // range, which every writer shares, so the writers here store blobs, which
 // touch one session's range only, after one session made by a Commit whose
-// range (the lowest id) is disjoint from theirs.
+// range, and its listing shard's (the first, at its end), are disjoint
+// from theirs (in another shard).
 func TestGrowthRebuild(t *testing.T) {
 	old := RebuildThreshold
 	defer func() { RebuildThreshold = old }()
@@ -63,7 +64,7 @@ func TestGrowthRebuild(t *testing.T) {
 		create(t, dir, map[string][]session.Node{testID(0, 0): chain(3, 200)})
 		for i := 1; i <= sessions; i++ {
 			w := open(t, dir, Write)
-			if err := w.PutBlob(testID(uint32(i), i), sha256.Sum256(blob(i)), blob(i)); err != nil {
+			if err := w.PutBlob(testID(0x80000000+uint32(i), i), sha256.Sum256(blob(i)), blob(i)); err != nil {
 				t.Fatal(err)
 			}
 			mustClose(t, w)
@@ -97,7 +98,7 @@ func TestGrowthRebuild(t *testing.T) {
 		}
 	}
 	for i := 1; i <= sessions; i++ {
-		if got, err := r.Blob(testID(uint32(i), i), sha256.Sum256(blob(i))); err != nil || string(got) != string(blob(i)) {
+		if got, err := r.Blob(testID(0x80000000+uint32(i), i), sha256.Sum256(blob(i))); err != nil || string(got) != string(blob(i)) {
 			t.Errorf("blob %d after rebuilds: %q, %v", i, got, err)
 		}
 	}

@@ -387,24 +387,54 @@ func deriveListing(txn *badger.Txn) ([]listEntry, error) {
 // eachMeta calls fn with every session's stored metadata, in id order. It
 // reads one record per session and seeks past the session's nodes.
 func eachMeta(txn *badger.Txn, fn func(id sid, v []byte) error) error {
-	start := []byte{tagSession}
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: start})
+	return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+		item := seekMeta(it, id)
+		if item == nil {
+			return nil
+		}
+		return item.Value(func(v []byte) error { return fn(id, v) })
+	})
+}
+
+// eachRange calls fn with the id of every session range under prefix from
+// seek on (a listing shard's included), in key order, and it standing on
+// the range's first key. fn may move it within the range, or to the next.
+func eachRange(txn *badger.Txn, prefix, seek []byte, fn func(id sid, it *badger.Iterator) error) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
-	for it.Seek(start); it.Valid(); {
-		item := it.Item()
-		k := item.Key()
+	if seek == nil {
+		seek = prefix
+	}
+	for it.Seek(seek); it.Valid(); {
+		k := it.Item().Key()
 		if len(k) <= sessionKeyLen {
 			it.Next()
 			continue
 		}
 		var id sid
 		copy(id[:], k[1:sessionKeyLen])
-		if k[sessionKeyLen] == tagMeta {
-			if err := item.Value(func(v []byte) error { return fn(id, v) }); err != nil {
-				return err
+		if err := fn(id, it); err != nil {
+			return err
+		}
+		// The metadata is the range's last key, so one step usually does.
+		in := func() bool { return it.Valid() && bytes.HasPrefix(it.Item().Key(), sessionPrefix(id)) }
+		if in() {
+			if it.Next(); in() {
+				it.Seek(append(sessionPrefix(id), 0xff))
 			}
 		}
-		it.Seek(append(sessionPrefix(id), 0xff))
+	}
+	return nil
+}
+
+// seekMeta moves it to the metadata of session id, the last key of its
+// range, and returns it; nil when the range has none (a listing shard,
+// leftovers of an interrupted commit).
+func seekMeta(it *badger.Iterator, id sid) *badger.Item {
+	key := metaKey(id)
+	it.Seek(key)
+	if it.Valid() && bytes.Equal(it.Item().Key(), key) {
+		return it.Item()
 	}
 	return nil
 }
@@ -521,76 +551,14 @@ func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
 	return key, err
 }
 
-// buildListing writes the listing of a store a wc before it wrote
-// (schema 1), under the exclusive lock, in bounded transactions. What a build that crashed left is cleared first;
-// the schema record, written last, marks the range complete, and until
-// then readers list from the metadata.
-func (s *Store) buildListing() error {
-	batches, size := 0, 0
-	var batch []listEntry
-	commit := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := s.db.Update(func(txn *badger.Txn) error {
-			for _, e := range batch {
-				var err error
-				if e.summary == nil {
-					err = txn.Delete(e.key)
-				} else {
-					err = txn.Set(e.key, e.summary)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		s.wrote.Store(true)
-		batch, size = batch[:0], 0
-		batches++
-		if testHookListingBatch != nil {
-			testHookListingBatch(batches)
-		}
-		return nil
-	}
-	add := func(e listEntry) error {
-		batch = append(batch, e)
-		size += len(e.key) + len(e.summary)
-		if len(batch) < listingBatch && size < listingBatchBytes {
-			return nil
-		}
-		return commit()
-	}
-	err := s.db.View(func(txn *badger.Txn) error {
-		return eachListingKey(txn, func(key []byte) error { return add(listEntry{key: bytes.Clone(key)}) })
-	})
-	if err == nil {
-		err = s.db.View(func(txn *badger.Txn) error {
-			return eachMeta(txn, func(id sid, v []byte) error {
-				m, err := session.DecodeMeta(v)
-				if err != nil {
-					return corrupt(id, "its metadata is malformed")
-				}
-				return add(listEntry{listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m)})
-			})
-		})
-	}
-	if err == nil {
-		err = commit()
-	}
-	if err == nil {
-		err = s.stampSchema()
-	}
-	return mapErr("build the listing", err)
-}
-
 // eachListingKey calls fn with every key in the listing shards, in key
 // order; the key is valid only during fn.
 func eachListingKey(txn *badger.Txn, fn func(key []byte) error) error {
+	return eachShardKey(txn, shardPrefix, fn)
+}
+
+// eachShardKey calls fn with every key under the prefixes of the shards.
+func eachShardKey(txn *badger.Txn, shardPrefix func(int) []byte, fn func(key []byte) error) error {
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagSession}})
 	defer it.Close()
 	for n := range listingShards {

@@ -477,35 +477,17 @@ func TestListingAskedWithTheHello(t *testing.T) {
 	}
 }
 
-// downgrade makes dir look like a store a wc before the listing
-// wrote: schema 1 and no listing entries.
-func downgrade(t *testing.T, dir string) {
+// schemaOf is dir's schema record, read without opening the store (which
+// would move an older one to this schema).
+func schemaOf(t *testing.T, dir string) string {
 	t.Helper()
-	s := open(t, dir, Write)
-	err := s.db.Update(func(txn *badger.Txn) error {
-		var keys [][]byte
-		if err := eachListingKey(txn, func(k []byte) error { keys = append(keys, bytes.Clone(k)); return nil }); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		return txn.Set(schemaKey, []byte(`{"schema":1}`))
-	})
+	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false)) // replays a killed writer
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustClose(t, s)
-}
-
-func schemaOf(t *testing.T, dir string) string {
-	t.Helper()
-	r := open(t, dir, Read)
-	defer mustClose(t, r)
+	defer db.Close()
 	var v []byte
-	if err := r.db.View(func(txn *badger.Txn) error {
+	if err := db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(schemaKey)
 		if err == nil {
 			v, err = item.ValueCopy(nil)
@@ -515,132 +497,6 @@ func schemaOf(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return string(v)
-}
-
-func countListing(t *testing.T, s *Store) int {
-	t.Helper()
-	n := 0
-	if err := s.db.View(func(txn *badger.Txn) error {
-		return eachListingKey(txn, func([]byte) error { n++; return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// A store written before the listing: readers list from the
-// metadata and write nothing; the first writer builds the range.
-func TestListingBuiltOnUpgrade(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	w := &listWorld{t: t, rng: rand.New(rand.NewPCG(1, 2)), nodes: map[string][]session.Node{}}
-	s := open(t, dir, Write)
-	for range 80 {
-		w.step(s, s)
-	}
-	mustClose(t, s)
-	r := open(t, dir, Read)
-	want := listInfo(t, r, ListQuery{})
-	mustClose(t, r)
-	downgrade(t, dir)
-
-	r = open(t, dir, Read)
-	if err := r.CheckListing(); err == nil {
-		t.Error("CheckListing passed a store without a listing")
-	}
-	if got := listInfo(t, r, ListQuery{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("a reader of the old store lists\n %+v\nnot\n %+v", got, want)
-	}
-	w.verify(r, 30)
-	if n := countListing(t, r); n != 0 {
-		t.Errorf("the reader wrote %d listing entries", n)
-	}
-	mustClose(t, r)
-	if got := schemaOf(t, dir); got != `{"schema":1}` {
-		t.Errorf("a reader changed the schema to %s", got)
-	}
-
-	old := listingBatch
-	listingBatch = 7 // several transactions
-	defer func() { listingBatch = old }()
-	s = open(t, dir, Write)
-	if err := s.CheckListing(); err != nil {
-		t.Fatal(err)
-	}
-	if got := listInfo(t, s, ListQuery{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("after the build:\n %+v\nnot\n %+v", got, want)
-	}
-	mustClose(t, s)
-	if got := schemaOf(t, dir); got != `{"schema":3}` {
-		t.Errorf("schema after the build: %s", got)
-	}
-}
-
-// A build killed midway leaves the schema at 1 and a partial range that
-// readers ignore; the next writer clears it, including entries that a wc
-// before the listing would have left stale, and builds again.
-func TestListingBuildCrash(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	w := &listWorld{t: t, rng: rand.New(rand.NewPCG(3, 4)), nodes: map[string][]session.Node{}}
-	s := open(t, dir, Write)
-	for len(w.nodes) < 40 {
-		w.step(s, s)
-	}
-	mustClose(t, s)
-	downgrade(t, dir)
-	runKilledChild(t, "crash-midbuild", dir)
-
-	// The first reader recovers the killed writer read-write, and builds
-	// nothing: it lists from the metadata.
-	s, err := Open(Options{Dir: dir}, Read)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.rw {
-		t.Fatal("the reader after the kill opened read-only; the test assumes it recovers read-write")
-	}
-	partial := countListing(t, s)
-	if partial == 0 || partial >= len(w.nodes) {
-		t.Fatalf("the killed build left %d of %d entries", partial, len(w.nodes))
-	}
-	w.verify(s, 20)
-	// What a wc before the listing might do now: change every
-	// session without touching the listing.
-	staleWrites(t, s)
-	mustClose(t, s)
-	if got := schemaOf(t, dir); got != `{"schema":1}` {
-		t.Fatalf("schema after the killed build: %s", got)
-	}
-
-	s = open(t, dir, Write)
-	if err := s.CheckListing(); err != nil {
-		t.Fatal(err)
-	}
-	w.verify(s, 20)
-	mustClose(t, s)
-}
-
-// staleWrites rewrites every session's metadata with a new update time the
-// way a wc before the listing would: the listing untouched.
-func staleWrites(t *testing.T, s *Store) {
-	t.Helper()
-	var metas []session.Meta
-	if err := s.List(func(m *session.Meta) error { metas = append(metas, *m); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	err := s.db.Update(func(txn *badger.Txn) error {
-		for i := range metas {
-			m := &metas[i]
-			m.UpdatedAt = "2027-01-01T00:00:00Z"
-			id, _ := parseID(m.ID)
-			if err := txn.Set(metaKey(id), session.EncodeMeta(m)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // The metadata and its listing entry commit together even when the nodes

@@ -69,6 +69,17 @@ func runChild(role, dir string) error {
 			return err
 		}
 		return errors.New("the build finished without crashing")
+	case "crash-middrop": // die while a move to schema 4 deletes the old keys
+		listingBatch = 10
+		testHookDropBatch = func(n int) {
+			if n == 2 {
+				killSelf()
+			}
+		}
+		if _, err := Open(Options{Dir: dir}, Write); err != nil {
+			return err
+		}
+		return errors.New("the move finished without crashing")
 	case "serve": // a resident store process, killed by the test
 		return Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute})
 	case "append", "read": // one command per iteration, like wc-append / wc-export

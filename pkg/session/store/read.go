@@ -51,30 +51,24 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	var match sid
 	n := 0
+	errPast := errors.New("past the prefix")
 	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-		defer it.Close()
-		for it.Seek(seek); it.Valid(); {
-			k := it.Item().Key()
-			if len(k) <= sessionKeyLen {
-				it.Next()
-				continue
+		return eachRange(txn, prefix, seek, func(id sid, it *badger.Iterator) error {
+			if odd && id[len(prefix)-1]>>4 != nibble {
+				return errPast // keys are sorted: past the nibble
 			}
-			if odd && k[len(prefix)]>>4 != nibble {
-				break // keys are sorted: past the nibble
-			}
-			var id sid
-			copy(id[:], k[1:sessionKeyLen])
-			if k[sessionKeyLen] == tagMeta { // orphans without metadata are invisible
+			if seekMeta(it, id) != nil { // orphans without metadata are invisible
 				if n == 0 {
 					match = id
 				}
 				n++
 			}
-			it.Seek(append(sessionPrefix(id), 0xff)) // skip the session's nodes
-		}
-		return nil
+			return nil
+		})
 	})
+	if errors.Is(err, errPast) {
+		err = nil
+	}
 	switch {
 	case errors.Is(err, errNoStore):
 		return "", sessionNotFound(ref)

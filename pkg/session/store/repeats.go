@@ -20,8 +20,8 @@ import (
 // shareRepeats replaces vals[i], the full encoding of nodes[i], with a
 // reference wherever the node's Same hint names a visible node, older than
 // every node of this commit, whose stored message is byte for byte this
-// one. It reports whether it made any.
-func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) (bool, error) {
+// one.
+func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error {
 	first := ^uint64(0)
 	hinted := false
 	for i := range nodes {
@@ -29,10 +29,9 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) (bool,
 		hinted = hinted || nodes[i].Same != 0
 	}
 	if !hinted {
-		return false, nil
+		return nil
 	}
-	made := false
-	err := s.db.View(func(txn *badger.Txn) error {
+	return s.db.View(func(txn *badger.Txn) error {
 		if _, err := txn.Get(metaKey(id)); errors.Is(err, badger.ErrKeyNotFound) {
 			return nil // a new session has no node to repeat
 		}
@@ -62,12 +61,10 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) (bool,
 			}
 			if ok {
 				vals[i] = session.EncodeNodeRef(&nodes[i], holder)
-				made = true
 			}
 		}
 		return nil
 	})
-	return made, err
 }
 
 // messageHolder finds the node holding node seq's message, seq itself or

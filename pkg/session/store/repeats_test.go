@@ -216,34 +216,6 @@ func TestRepeatsHintsChecked(t *testing.T) {
 	checkReads(t, s, id, m.Head, append(append([]session.Node(nil), path...), nodes...))
 }
 
-// A store of schema 2 is stamped 3 with its first reference, in the same
-// transaction: a wc that knows no references then refuses it.
-func TestRepeatsStampSchema(t *testing.T) {
-	dir := t.TempDir()
-	s := open(t, dir, Write)
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":2}`)) }); err != nil {
-		t.Fatal(err)
-	}
-	mustClose(t, s)
-	s = open(t, dir, Write)
-	id := testID(1, 1)
-	path := chain(3, 50)
-	m := metaFor(id, path)
-	if err := s.Commit(&m, path); err != nil {
-		t.Fatal(err)
-	}
-	mustClose(t, s)
-	if got := schemaOf(t, dir); got != `{"schema":2}` {
-		t.Fatalf("a commit without references stamped %s", got)
-	}
-	s = open(t, dir, Write)
-	rewrite(t, s, &m, path, 2)
-	mustClose(t, s)
-	if got := schemaOf(t, dir); got != `{"schema":3}` {
-		t.Errorf("after a reference: %s", got)
-	}
-}
-
 // Collect writes a kept reference's message into it before deleting the
 // node that held it, and keeps the blobs that message names.
 func TestRepeatsCollected(t *testing.T) {

@@ -84,9 +84,10 @@ const (
 	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
 	// does not would leave it stale, so it must refuse the store). 3: nodes
-	// may be references to others (repeats.go); a writer stamps it on a
-	// schema 2 store with its first reference.
-	schemaVersion = 3
+	// may be references to others (repeats.go). 4: the metadata sorts last
+	// in its session and each listing shard after its sessions (keys.go);
+	// every writer moves an older store to it (layout.go).
+	schemaVersion = 4
 )
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
@@ -186,8 +187,7 @@ type Store struct {
 	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
 	wrote atomic.Bool // this handle committed something, so Close flushes one more table
 
-	listed bool         // the listing is complete (schema 2); readers scan metadata otherwise
-	schema atomic.Int32 // the version stamped, as read at open or written since
+	listed bool // the listing is complete (schema 2); readers scan metadata otherwise
 
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
@@ -398,6 +398,9 @@ func (s *Store) openRead(deadline time.Time) error {
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
 		s.db = nil
+		if errors.Is(err, errMigrate) {
+			return s.upgrade(deadline)
+		}
 		return err
 	}
 	return nil
@@ -501,7 +504,8 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 }
 
 // checkSchema refuses stores written by a newer format, stamps new ones, and
-// has a writer build the listing of a store a wc before it wrote.
+// has a writer move a store of an older one to this layout (layout.go). A
+// reader of such a store gets errMigrate, and upgrades to do it.
 func (s *Store) checkSchema() error {
 	var raw []byte
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -512,58 +516,49 @@ func (s *Store) checkSchema() error {
 		raw, err = item.ValueCopy(nil)
 		return err
 	})
-	version := 1
+	var v schemaRecordJSON
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
-		if !s.rw {
-			return nil // a reader cannot stamp; the first writer will
-		}
 		empty, err := s.empty()
 		if err != nil {
 			return mapErr("open", err)
 		}
 		if empty {
 			s.listed = true
-			return mapErr("create store", s.stampSchema())
+			if !s.rw {
+				return nil // a reader cannot stamp; the first writer will
+			}
+			return mapErr("create store", s.stampSchema(false))
 		}
+		v.Schema = 1 // a wc before the listing wrote it
 	case err != nil:
 		return mapErr("open", err)
 	default:
-		var v struct {
-			Schema int `json:"schema"`
-		}
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return errors.New("store: schema record is corrupt")
 		}
-		version = v.Schema
 	}
-	s.schema.Store(int32(version))
 	switch {
-	case version > schemaVersion:
-		return fmt.Errorf("store schema %d is newer than this wc understands", version)
-	case version >= 2:
-		s.listed = true
-	case s.mode == Write:
-		if err := s.buildListing(); err != nil {
+	case v.Schema > schemaVersion:
+		return fmt.Errorf("store schema %d is newer than this wc understands", v.Schema)
+	case v.Schema == schemaVersion && !v.Legacy:
+	case !s.rw:
+		return errMigrate
+	case v.Schema == schemaVersion:
+		if err := s.dropLegacy(); err != nil {
+			return mapErr("move the store to schema 4", err)
+		}
+	default:
+		if err := s.migrate(); err != nil {
 			return err
 		}
-		s.listed = true
 	}
+	s.listed = true
 	return nil
 }
 
-func schemaRecord() []byte { return fmt.Appendf(nil, `{"schema":%d}`, schemaVersion) }
-
-func (s *Store) stampSchema() error {
-	err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(schemaKey, schemaRecord())
-	})
-	if err == nil {
-		s.wrote.Store(true)
-		s.schema.Store(schemaVersion)
-	}
-	return err
-}
+// errMigrate tells a reader that the store must be moved to this schema.
+var errMigrate = errors.New("store: written by an older wc")
 
 // empty reports whether the store holds no key at all.
 func (s *Store) empty() (bool, error) {

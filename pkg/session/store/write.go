@@ -58,8 +58,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
 		}
 	}
-	refs, err := s.shareRepeats(id, nodes, vals)
-	if err != nil {
+	if err := s.shareRepeats(id, nodes, vals); err != nil {
 		return mapErr("commit", err)
 	}
 	for _, v := range vals {
@@ -77,14 +76,6 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
 	}
 
-	if refs && s.schema.Load() < schemaVersion {
-		// A wc that knows no references must refuse the store before it
-		// holds one. Alone, in a transaction of its own: the commit's own
-		// may be redone without it.
-		if err := s.stampSchema(); err != nil {
-			return mapErr("commit", err)
-		}
-	}
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
 	txns := 1

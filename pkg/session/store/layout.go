@@ -1,0 +1,177 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
+)
+
+// schemaRecord is the store's schema record. legacy marks a store whose
+// keys were moved to this layout and whose old keys are still to delete.
+type schemaRecordJSON struct {
+	Schema int  `json:"schema"`
+	Legacy bool `json:"legacy,omitempty"`
+}
+
+func schemaRecord(legacy bool) []byte {
+	b, _ := json.Marshal(schemaRecordJSON{Schema: schemaVersion, Legacy: legacy})
+	return b
+}
+
+func (s *Store) stampSchema(legacy bool) error {
+	err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(schemaKey, schemaRecord(legacy))
+	})
+	if err == nil {
+		s.wrote.Store(true)
+	}
+	return err
+}
+
+// migrate brings a store of an older schema to this one, under the
+// exclusive lock, in bounded transactions (see keys.go for why the keys
+// moved). Until the schema record says the new layout is complete, the old
+// keys are the store and everything written under the new ones is redone
+// from them: a migration killed midway, or a wc before it writing to the
+// store since, loses nothing. Schema 1 had no listing; 2 and 3 kept it in
+// the legacy shards.
+func (s *Store) migrate() error {
+	b := &keyBatch{s: s, hook: testHookListingBatch}
+	// What a killed migration left under the new keys goes first.
+	err := s.db.View(func(txn *badger.Txn) error {
+		return eachListingKey(txn, func(key []byte) error { return b.del(key) })
+	})
+	if err == nil {
+		err = s.db.View(func(txn *badger.Txn) error {
+			return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+				old, err := valueOf(txn, legacyMetaKey(id))
+				if err != nil || old == nil {
+					if err == nil && hasKey(txn, metaKey(id)) {
+						err = b.del(metaKey(id)) // a copy of a session deleted since
+					}
+					return err
+				}
+				m, err := session.DecodeMeta(old)
+				if err != nil {
+					return corrupt(id, "its metadata is malformed")
+				}
+				if err := b.set(metaKey(id), old); err != nil {
+					return err
+				}
+				return b.set(listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m))
+			})
+		})
+	}
+	if err == nil {
+		err = b.flush()
+	}
+	if err == nil {
+		err = s.stampSchema(true)
+	}
+	if err == nil {
+		err = s.dropLegacy()
+	}
+	return mapErr("move the store to schema 4", err)
+}
+
+// dropLegacy deletes the keys the layout before schema 4 used, then marks
+// the store as holding none.
+func (s *Store) dropLegacy() error {
+	b := &keyBatch{s: s, hook: testHookDropBatch}
+	err := s.db.View(func(txn *badger.Txn) error {
+		if err := eachShardKey(txn, legacyShardPrefix, func(key []byte) error { return b.del(key) }); err != nil {
+			return err
+		}
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+			if hasKey(txn, legacyMetaKey(id)) {
+				return b.del(legacyMetaKey(id))
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		err = b.flush()
+	}
+	if err == nil {
+		err = s.stampSchema(false)
+	}
+	return err
+}
+
+// valueOf is a copy of key's value, nil when there is none.
+func valueOf(txn *badger.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+func hasKey(txn *badger.Txn, key []byte) bool {
+	_, err := txn.Get(key)
+	return err == nil
+}
+
+// keyBatch writes sets and deletes in transactions of at most
+// listingBatch keys and listingBatchBytes.
+type keyBatch struct {
+	s       *Store
+	keys    [][]byte
+	vals    [][]byte // nil: delete
+	size    int
+	batches int
+	hook    func(batches int) // tests: a kill between transactions
+}
+
+// testHookDropBatch lets the crash test die while a move deletes old keys.
+var testHookDropBatch func(n int)
+
+func (b *keyBatch) set(key, val []byte) error { return b.add(bytes.Clone(key), val) }
+
+func (b *keyBatch) del(key []byte) error { return b.add(bytes.Clone(key), nil) }
+
+func (b *keyBatch) add(key, val []byte) error {
+	b.keys, b.vals = append(b.keys, key), append(b.vals, val)
+	if b.size += len(key) + len(val); len(b.keys) < listingBatch && b.size < listingBatchBytes {
+		return nil
+	}
+	return b.flush()
+}
+
+func (b *keyBatch) flush() error {
+	if len(b.keys) == 0 {
+		return nil
+	}
+	err := b.s.db.Update(func(txn *badger.Txn) error {
+		for i, k := range b.keys {
+			var err error
+			if b.vals[i] == nil {
+				err = txn.Delete(k)
+			} else {
+				err = txn.Set(k, b.vals[i])
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.s.wrote.Store(true)
+	b.keys, b.vals, b.size = b.keys[:0], b.vals[:0], 0
+	b.batches++
+	if b.hook != nil {
+		b.hook(b.batches)
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+package store
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// toLegacy makes dir look like a store of an older schema: the metadata
+// under its old tag, the listing in the old shards (none for schema 1).
+func toLegacy(t *testing.T, dir string, version int) {
+	t.Helper()
+	s := open(t, dir, Write)
+	defer mustClose(t, s)
+	err := s.db.Update(func(txn *badger.Txn) error {
+		type kv struct{ k, v []byte }
+		var metas, entries []kv
+		if err := eachMeta(txn, func(id sid, v []byte) error {
+			metas = append(metas, kv{bytes.Clone(id[:]), bytes.Clone(v)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := eachListingKey(txn, func(k []byte) error {
+			item, err := txn.Get(k)
+			if err != nil {
+				return err
+			}
+			v, err := item.ValueCopy(nil)
+			entries = append(entries, kv{bytes.Clone(k), v})
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, m := range metas {
+			var id sid
+			copy(id[:], m.k)
+			if err := txn.Delete(metaKey(id)); err != nil {
+				return err
+			}
+			if err := txn.Set(legacyMetaKey(id), m.v); err != nil {
+				return err
+			}
+		}
+		for _, e := range entries {
+			if err := txn.Delete(e.k); err != nil {
+				return err
+			}
+			if version >= 2 {
+				old := append(legacyShardPrefix(shardOf(listingKeyID(e.k))), e.k[shardPrefixLen:]...)
+				if err := txn.Set(old, e.v); err != nil {
+					return err
+				}
+			}
+		}
+		return txn.Set(schemaKey, []byte(`{"schema":`+string(rune('0'+version))+`}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// legacyKeys counts the keys of the layout before schema 4 left in s.
+func legacyKeys(t *testing.T, s *Store) int {
+	t.Helper()
+	n := 0
+	if err := s.db.View(func(txn *badger.Txn) error {
+		if err := eachShardKey(txn, legacyShardPrefix, func([]byte) error { n++; return nil }); err != nil {
+			return err
+		}
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+			if hasKey(txn, legacyMetaKey(id)) {
+				n++
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A store of any older schema is moved to this one by its first command,
+// a reader's too, and then reads as it did.
+func TestLayoutMigrated(t *testing.T) {
+	for _, version := range []int{1, 2, 3} {
+		dir := filepath.Join(t.TempDir(), "store")
+		w := &listWorld{t: t, rng: rand.New(rand.NewPCG(1, uint64(version))), nodes: map[string][]session.Node{}}
+		s := open(t, dir, Write)
+		for range 80 {
+			w.step(s, s)
+		}
+		want := listInfo(t, s, ListQuery{})
+		mustClose(t, s)
+		toLegacy(t, dir, version)
+
+		old := listingBatch
+		listingBatch = 7 // several transactions
+		r := open(t, dir, Read)
+		listingBatch = old
+		if !r.rw {
+			t.Errorf("schema %d: the reader did not move the store", version)
+		}
+		if err := r.CheckListing(); err != nil {
+			t.Errorf("schema %d: %v", version, err)
+		}
+		if got := listInfo(t, r, ListQuery{}); !reflect.DeepEqual(got, want) {
+			t.Errorf("schema %d: after the move:\n %+v\nnot\n %+v", version, got, want)
+		}
+		w.verify(r, 30)
+		if n := legacyKeys(t, r); n != 0 {
+			t.Errorf("schema %d: %d keys of the old layout left", version, n)
+		}
+		mustClose(t, r)
+		if got := schemaOf(t, dir); got != `{"schema":4}` {
+			t.Errorf("schema %d: after the move: %s", version, got)
+		}
+		s = open(t, dir, Write) // and it takes writes
+		for range 20 {
+			w.step(s, s)
+		}
+		w.verify(s, 10)
+		mustClose(t, s)
+	}
+}
+
+// legacyWorld is a store of 40 sessions at schema 3, its world and its
+// listing.
+func legacyWorld(t *testing.T, seed uint64) (string, *listWorld, []session.Info) {
+	dir := filepath.Join(t.TempDir(), "store")
+	w := &listWorld{t: t, rng: rand.New(rand.NewPCG(seed, seed+1)), nodes: map[string][]session.Node{}}
+	s := open(t, dir, Write)
+	for len(w.nodes) < 40 {
+		w.step(s, s)
+	}
+	want := listInfo(t, s, ListQuery{})
+	mustClose(t, s)
+	toLegacy(t, dir, 3)
+	return dir, w, want
+}
+
+// A move killed while it copies leaves the old layout whole, which a wc
+// before it may still change; the next command moves it again from there.
+func TestLayoutMigrationKilledCopying(t *testing.T) {
+	dir, w, _ := legacyWorld(t, 3)
+	runKilledChild(t, "crash-midbuild", dir)
+	if got := schemaOf(t, dir); got != `{"schema":3}` {
+		t.Fatalf("schema after the killed copy: %s", got)
+	}
+
+	// What a wc before schema 4 might do now: change every session's
+	// metadata, and delete one, under the old keys only.
+	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone sid
+	err = db.Update(func(txn *badger.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+			v, err := valueOf(txn, legacyMetaKey(id))
+			if err != nil || v == nil {
+				return err
+			}
+			if gone == (sid{}) {
+				gone = id
+				delete(w.nodes, id.String())
+				return txn.Delete(legacyMetaKey(id))
+			}
+			m, err := session.DecodeMeta(v)
+			if err != nil {
+				return err
+			}
+			m.UpdatedAt = "2027-01-01T00:00:00Z"
+			return txn.Set(legacyMetaKey(id), session.EncodeMeta(&m))
+		})
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := open(t, dir, Write)
+	defer mustClose(t, s)
+	if err := s.CheckListing(); err != nil {
+		t.Fatal(err)
+	}
+	if n := legacyKeys(t, s); n != 0 {
+		t.Errorf("%d keys of the old layout left", n)
+	}
+	if _, err := s.Meta(gone.String()); err == nil {
+		t.Error("a session deleted under the old keys came back")
+	}
+	for _, info := range listInfo(t, s, ListQuery{}) {
+		if info.UpdatedAt != "2027-01-01T00:00:00Z" {
+			t.Fatalf("%s lists the metadata from before the old wc's write: %+v", info.ID, info)
+		}
+	}
+	w.verify(s, 20)
+}
+
+// A move killed while it deletes the old keys is complete for every
+// reader; the next command deletes the rest.
+func TestLayoutMigrationKilledDropping(t *testing.T) {
+	dir, w, want := legacyWorld(t, 5)
+	runKilledChild(t, "crash-middrop", dir)
+	if got := schemaOf(t, dir); got != `{"schema":4,"legacy":true}` {
+		t.Fatalf("schema after the killed drop: %s", got)
+	}
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	if n := legacyKeys(t, r); n != 0 {
+		t.Errorf("%d keys of the old layout left", n)
+	}
+	if got := listInfo(t, r, ListQuery{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the move:\n %+v\nnot\n %+v", got, want)
+	}
+	w.verify(r, 20)
+}
+
+// The keys sort so that a write lands at the end of its session and its
+// shard: the metadata after every node and blob of its session, each
+// listing shard after every session it lists.
+func TestLayoutKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 1000 {
+		var id sid
+		for i := range id {
+			id[i] = byte(rng.UintN(256))
+		}
+		id[6] = id[6]&0x0f | 0x40 // a UUID v4
+		id[8] = id[8]&0x3f | 0x80
+		seq := rng.Uint64()
+		var sum [32]byte
+		sum[0] = 0xff
+		for _, k := range [][]byte{nodeKey(id, seq), blobKey(id, sum), listingKey(id, [listingTimeLen]byte{})} {
+			if bytes.Compare(k, metaKey(id)) >= 0 && !bytes.HasPrefix(k, shardPrefix(shardOf(id))) {
+				t.Fatalf("%x sorts after the metadata %x", k, metaKey(id))
+			}
+		}
+		if bytes.Compare(metaKey(id), shardPrefix(shardOf(id))) >= 0 {
+			t.Fatalf("session %x sorts after its shard", id)
+		}
+		if n := shardOf(id); n > 0 && bytes.Compare(metaKey(id), shardPrefix(n-1)) <= 0 {
+			t.Fatalf("session %x sorts before the shard before its own", id)
+		}
+		if reservedID(id) {
+			t.Fatalf("a UUID v4 %x is reserved", id)
+		}
+	}
+}
