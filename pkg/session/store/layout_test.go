@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -254,5 +255,66 @@ func TestLayoutKeyOrder(t *testing.T) {
 		if reservedID(id) {
 			t.Fatalf("a UUID v4 %x is reserved", id)
 		}
+	}
+}
+
+// A session whose metadata is malformed is moved as it is: its damage shows
+// when it is read, and every other session reads and lists as before.
+func TestLayoutMigrationMalformedMeta(t *testing.T) {
+	dir, w, want := legacyWorld(t, 7)
+	bad, _ := parseID(want[0].ID)
+	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(bad), []byte("{not json")) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(w.nodes, bad.String())
+
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	if _, err := r.Meta(bad.String()); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("the malformed session: %v", err)
+	}
+	if got := listInfo(t, r, ListQuery{}); !reflect.DeepEqual(got, want[1:]) {
+		t.Errorf("after the move:\n %+v\nnot\n %+v", got, want[1:])
+	}
+	for _, info := range want[1:] {
+		if _, err := r.Meta(info.ID); err != nil {
+			t.Errorf("%s: %v", info.ID, err)
+		}
+	}
+	if n := legacyKeys(t, r); n != 0 {
+		t.Errorf("%d keys of the old layout left", n)
+	}
+}
+
+// A session at an id the new layout reserves for a shard (no wc makes
+// one) stops the move before anything moved.
+func TestLayoutMigrationReservedID(t *testing.T) {
+	dir, _, _ := legacyWorld(t, 9)
+	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	max := shardID(listingShards - 1)
+	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(max), []byte(`{}`)) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(Options{Dir: dir}, Write)
+	if want := "session " + max.String() + " has an id wc now reserves"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("open: %v", err)
+	}
+	if got := schemaOf(t, dir); got != `{"schema":3}` {
+		t.Errorf("schema after the refusal: %s", got)
 	}
 }

@@ -226,9 +226,6 @@ func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error
 			listed++
 			return q.Limit <= 0 || listed < q.Limit, nil
 		}
-		if !s.listed {
-			return scanListing(txn, f, visit)
-		}
 		return mergeShards(txn, f, visit)
 	})
 	if fnErr != nil {
@@ -351,23 +348,6 @@ func mergeShards(txn *badger.Txn, f *listFilter, visit listVisit) error {
 // listEntry is one entry of the listing, as stored or as derived
 // from a session's metadata.
 type listEntry struct{ key, summary []byte }
-
-// scanListing derives the listing from every session's metadata and
-// offers it in f's order: what a store without a listing lists.
-func scanListing(txn *badger.Txn, f *listFilter, visit listVisit) error {
-	entries, err := deriveListing(txn)
-	if err != nil {
-		return err
-	}
-	order := listOrder(f.q.Oldest)
-	slices.SortFunc(entries, func(a, b listEntry) int { return order(a.key, b.key) })
-	for _, e := range entries {
-		if more, err := visit(e.key, e.summary); err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
 
 // deriveListing builds the listing entries from the metadata, in key order.
 func deriveListing(txn *badger.Txn) ([]listEntry, error) {
@@ -576,9 +556,6 @@ func eachShardKey(txn *badger.Txn, shardPrefix func(int) []byte, fn func(key []b
 // sessions, in the same order, with the same summaries. It is what a crash
 // must never break.
 func (s *Store) CheckListing() error {
-	if s.db != nil && !s.listed {
-		return errors.New("store: the listing is not built")
-	}
 	var problems []string
 	err := s.view(func(txn *badger.Txn) error {
 		want, err := deriveListing(txn)

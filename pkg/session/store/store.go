@@ -187,8 +187,6 @@ type Store struct {
 	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
 	wrote atomic.Bool // this handle committed something, so Close flushes one more table
 
-	listed bool // the listing is complete (schema 2); readers scan metadata otherwise
-
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
 
@@ -399,7 +397,7 @@ func (s *Store) openRead(deadline time.Time) error {
 		_ = db.Close()
 		s.db = nil
 		if errors.Is(err, errMigrate) {
-			return s.upgrade(deadline)
+			return s.upgradeToMove(deadline)
 		}
 		return err
 	}
@@ -454,6 +452,17 @@ func removeEmptyLogs(dbDir string) error {
 		}
 	}
 	return nil
+}
+
+// upgradeToMove upgrades a reader to move a store of an older schema. One
+// that cannot write there (another user's store, a read-only file system)
+// says what the store needs.
+func (s *Store) upgradeToMove(deadline time.Time) error {
+	err := s.upgrade(deadline)
+	if err == nil || errors.Is(err, ErrBusy) {
+		return err
+	}
+	return fmt.Errorf("store %s was written by an older wc: run a wc command that can write there once, to move it to schema %d (%v)", s.dir, schemaVersion, err)
 }
 
 func (s *Store) upgrade(deadline time.Time) error {
@@ -524,7 +533,6 @@ func (s *Store) checkSchema() error {
 			return mapErr("open", err)
 		}
 		if empty {
-			s.listed = true
 			if !s.rw {
 				return nil // a reader cannot stamp; the first writer will
 			}
@@ -553,7 +561,6 @@ func (s *Store) checkSchema() error {
 			return err
 		}
 	}
-	s.listed = true
 	return nil
 }
 
