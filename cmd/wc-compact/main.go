@@ -14,7 +14,7 @@ var spec = tool.Spec{
 	ArgsUsage: "[SESSION...]",
 	Description: `Shrinks the active path of each SESSION (the arguments, the references on stdin, or --all) and prints one JSON line per session: tokens and messages before and after, whether anything changed, and the branch that keeps the old path.
 
-Nothing is lost: a compaction writes new nodes and moves the head, and the path it replaced stays in the tree as a branch named pre-compact-N, so "wc-branch SESSION switch pre-compact-N" undoes it. A message the new path keeps unchanged is stored once: its new node refers to the old one. --discard keeps no branch (wc-branch gc then frees the old nodes, and writes a kept message into the new node first). Running the same compaction again changes nothing and says so ("changed":false).
+Nothing is lost: a compaction writes new nodes and moves the head, and the path it replaced stays in the tree as a branch named pre-compact-N, so "wc-branch SESSION switch pre-compact-N" undoes it. The tail the new path keeps unchanged is stored once: each of its new nodes refers to the old one. --discard keeps no branch (wc-branch gc then frees the old nodes, and writes a kept message into the new node first). Running the same compaction again changes nothing and says so ("changed":false).
 
 The steps, applied in this order when their flags are given:
 

@@ -14,7 +14,8 @@ import (
 //
 // A write lands at the end of its session (a new node, then the metadata,
 // which sorts last) and at the end of its shard (the listing entry), so
-// the table it leaves overlaps little beyond it: merging it into the store
+// the table it leaves overlaps little beyond it (a spilled blob, and gc's
+// rewriting of a reference, land inside the session): merging it into the store
 // rewrites the session's last table and those of the sessions after it in
 // the shard, not the whole session. Before schema 4 the metadata ('A')
 // sorted first and the shard before its sessions, so that every eighth

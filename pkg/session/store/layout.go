@@ -12,8 +12,9 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
-// schemaRecord is the store's schema record. legacy marks a store whose
-// keys were moved to this layout and whose old keys are still to delete.
+// schemaRecordJSON is the store's schema record. Legacy marks a store
+// whose keys were moved to this layout and whose old keys are still to
+// delete.
 type schemaRecordJSON struct {
 	Schema int  `json:"schema"`
 	Legacy bool `json:"legacy,omitempty"`
@@ -42,7 +43,7 @@ func (s *Store) stampSchema(legacy bool) error {
 // store since, loses nothing. Schema 1 had no listing; 2 and 3 kept it in
 // the legacy shards.
 func (s *Store) migrate() error {
-	b := &keyBatch{s: s, hook: testHookListingBatch}
+	b := &keyBatch{s: s, hook: testHookMoveBatch}
 	// A session of an id this layout reserves would become a shard. No wc
 	// makes one (its ids are UUID v4); refuse before anything moves.
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -130,8 +131,19 @@ func hasKey(txn *badger.Txn, key []byte) bool {
 	return err == nil
 }
 
-// keyBatch writes sets and deletes in transactions of at most
-// listingBatch keys and listingBatchBytes.
+// moveBatch and moveBatchBytes bound what one transaction of a move to
+// schema 4 writes, far below what Badger's transactions hold. A variable
+// so that tests can lower it.
+var moveBatch = 1024
+
+const moveBatchBytes = 256 << 10
+
+// testHookMoveBatch lets the crash test die between the transactions of a
+// move's copying.
+var testHookMoveBatch func(n int)
+
+// keyBatch writes sets and deletes in transactions of at most moveBatch
+// keys and moveBatchBytes.
 type keyBatch struct {
 	s       *Store
 	keys    [][]byte
@@ -150,7 +162,7 @@ func (b *keyBatch) del(key []byte) error { return b.add(bytes.Clone(key), nil) }
 
 func (b *keyBatch) add(key, val []byte) error {
 	b.keys, b.vals = append(b.keys, key), append(b.vals, val)
-	if b.size += len(key) + len(val); len(b.keys) < listingBatch && b.size < listingBatchBytes {
+	if b.size += len(key) + len(val); len(b.keys) < moveBatch && b.size < moveBatchBytes {
 		return nil
 	}
 	return b.flush()

@@ -101,10 +101,10 @@ func TestLayoutMigrated(t *testing.T) {
 		mustClose(t, s)
 		toLegacy(t, dir, version)
 
-		old := listingBatch
-		listingBatch = 7 // several transactions
+		old := moveBatch
+		moveBatch = 7 // several transactions
 		r := open(t, dir, Read)
-		listingBatch = old
+		moveBatch = old
 		if !r.rw {
 			t.Errorf("schema %d: the reader did not move the store", version)
 		}
@@ -150,7 +150,7 @@ func legacyWorld(t *testing.T, seed uint64) (string, *listWorld, []session.Info)
 // before it may still change; the next command moves it again from there.
 func TestLayoutMigrationKilledCopying(t *testing.T) {
 	dir, w, _ := legacyWorld(t, 3)
-	runKilledChild(t, "crash-midbuild", dir)
+	runKilledChild(t, "crash-midmove", dir)
 	if got := schemaOf(t, dir); got != `{"schema":3}` {
 		t.Fatalf("schema after the killed copy: %s", got)
 	}
@@ -310,9 +310,13 @@ func TestLayoutMigrationReservedID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(Options{Dir: dir}, Write)
-	if want := "session " + max.String() + " has an id wc now reserves"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("open: %v", err)
+	want := "session " + max.String() + " has an id wc now reserves"
+	for _, mode := range []Mode{Write, Read} {
+		// A reader that could write gets no advice to find one that can.
+		_, err = Open(Options{Dir: dir}, mode)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "can write there") {
+			t.Errorf("open %v: %v", mode, err)
+		}
 	}
 	if got := schemaOf(t, dir); got != `{"schema":3}` {
 		t.Errorf("schema after the refusal: %s", got)

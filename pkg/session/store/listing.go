@@ -28,8 +28,8 @@ import (
 // with the listing in one range, the writer that flattens level 0 (every
 // eighth) rewrote most of a 10,000-session store, 2.1 s and 614 MiB against
 // 0.19 s and 59 MiB. The entries are therefore sharded by the leading bits
-// of the id, each shard right before the sessions it indexes: a write spans
-// its session's shard and range, 1/128 of the key space on average, and a
+// of the id, each shard right after the sessions it indexes: a write spans
+// from its session to its shard, 1/128 of the key space on average, and a
 // listing merges the shards, one seek each to start. The shard count trades
 // the two (measured on that store: 16 shards, flatten 0.74 s and 147 MiB,
 // newest 50 in 0.3 ms warm; 64, 0.10 s and 60 MiB, 1.3 ms; 256, 0.23 s and
@@ -37,17 +37,6 @@ import (
 
 // ListQuery selects and orders sessions as wc-ls does.
 type ListQuery = client.ListQuery
-
-// listingBatch and listingBatchBytes bound what one transaction of a
-// listing build writes, far below what Badger's transactions hold. A
-// variable so that tests can lower it.
-var listingBatch = 1024
-
-const listingBatchBytes = 256 << 10
-
-// testHookListingBatch lets the crash test die between the transactions of
-// a listing build.
-var testHookListingBatch func(n int)
 
 // listingTime orders times as bytes: the seconds since 1970 with the sign
 // bit flipped, then the nanoseconds, both big endian.

@@ -58,9 +58,9 @@ func runChild(role, dir string) error {
 			return err
 		}
 		return errors.New("the commit finished without crashing")
-	case "crash-midbuild": // die between the transactions of a listing build
-		listingBatch = 10
-		testHookListingBatch = func(n int) {
+	case "crash-midmove": // die while a move to schema 4 copies
+		moveBatch = 10
+		testHookMoveBatch = func(n int) {
 			if n == 2 {
 				killSelf()
 			}
@@ -70,7 +70,7 @@ func runChild(role, dir string) error {
 		}
 		return errors.New("the build finished without crashing")
 	case "crash-middrop": // die while a move to schema 4 deletes the old keys
-		listingBatch = 10
+		moveBatch = 10
 		testHookDropBatch = func(n int) {
 			if n == 2 {
 				killSelf()

@@ -404,3 +404,34 @@ func TestRepeatsKeptHolder(t *testing.T) {
 	checkReads(t, s, id, m.Head, kept)
 	checkReads(t, s, id, path[4].Seq, path)
 }
+
+// References survive the move to schema 4 and a rebuild of the store,
+// which copy values as they are.
+func TestRepeatsMovedAndRebuilt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := open(t, dir, Write)
+	id := testID(1, 1)
+	path := chain(6, 100)
+	m := metaFor(id, path)
+	if err := s.Commit(&m, path); err != nil {
+		t.Fatal(err)
+	}
+	kept := rewrite(t, s, &m, path, 4)
+	mustClose(t, s)
+	toLegacy(t, dir, 3)
+
+	s = open(t, dir, Write) // moves it
+	if err := s.rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	for i, n := range kept[1:] {
+		if same := refersTo(t, r, id, n.Seq); same != path[2+i].Seq {
+			t.Errorf("node %d refers to %d, not %d", n.Seq, same, path[2+i].Seq)
+		}
+	}
+	checkReads(t, r, id, m.Head, kept)
+	checkReads(t, r, id, path[5].Seq, path)
+}

@@ -459,10 +459,17 @@ func removeEmptyLogs(dbDir string) error {
 // says what the store needs.
 func (s *Store) upgradeToMove(deadline time.Time) error {
 	err := s.upgrade(deadline)
-	if err == nil || errors.Is(err, ErrBusy) {
+	if err == nil || !cannotWrite(err) {
 		return err
 	}
 	return fmt.Errorf("store %s was written by an older wc: run a wc command that can write there once, to move it to schema %d (%v)", s.dir, schemaVersion, err)
+}
+
+// cannotWrite tells a refused write access (Badger words its own).
+func cannotWrite(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		strings.Contains(msg, "permission denied") || strings.Contains(msg, "read-only file system")
 }
 
 func (s *Store) upgrade(deadline time.Time) error {
