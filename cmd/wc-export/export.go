@@ -118,6 +118,15 @@ func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 }
 
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+	tree := c.Bool("tree")
+	// A tree's lines say which node is the head and which the named
+	// branches end at, so that importing them makes the same session.
+	names := map[uint64][]string{}
+	for _, b := range m.Branches {
+		if tree && b.Name != "" {
+			names[b.Seq] = append(names[b.Seq], b.Name)
+		}
+	}
 	var line []byte
 	write := func(n *session.Node) error {
 		line = append(line[:0], `{"id":"`...)
@@ -126,13 +135,20 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		line = strconv.AppendUint(line, n.Seq, 10)
 		line = append(line, `,"parent":`...)
 		line = strconv.AppendUint(line, n.Parent, 10)
+		if tree && n.Seq == m.Head {
+			line = append(line, `,"head":true`...)
+		}
+		if len(names[n.Seq]) > 0 {
+			line = append(line, `,"branches":`...)
+			line = session.AppendJSONStrings(line, names[n.Seq])
+		}
 		line = append(line, `,"message":`...)
 		line = n.Msg.AppendJSON(line)
 		line = append(line, "}\n"...)
 		_, err := c.Out().Write(line)
 		return err
 	}
-	if !c.Bool("tree") {
+	if !tree {
 		return st.Path(m.ID, m.Head, write)
 	}
 	return st.Nodes(m.ID, func(seq uint64, raw []byte) error {

@@ -16,7 +16,9 @@ var spec = tool.Spec{
             the active path as messages, every other path as a full copy
             under branches; wc-new --import native reads it back
   jsonl     one line per message of the active path (with --tree, per
-            node of the whole tree): {"id","seq","parent","message"}
+            node of the whole tree): {"id","seq","parent","message"};
+            with --tree the head's line also has "head":true, and the
+            line of a node named branches has "branches":[names]
   markdown  a readable document; code fences always outlast their content
   text      "Role: text" lines, whycodes' conversation text
   info      the session's info, as the other commands print it

@@ -132,3 +132,16 @@ func appendFloat(dst []byte, v float64) []byte {
 	dst = append(dst, 'e')
 	return strconv.AppendInt(dst, int64(kk-1), 10)
 }
+
+// AppendJSONStrings appends ss as a JSON array of strings, as the rest of a
+// session's JSON writes strings.
+func AppendJSONStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}

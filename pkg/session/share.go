@@ -115,18 +115,20 @@ type Share struct {
 
 	// A tree share (TreeShare) holds every node once in Messages instead
 	// of a copy of each path from the root.
-	parents  []int
-	treeHead int
+	parents   []int
+	treeHead  int
+	treeNames map[int][]string
 }
 
 // TreeShare is the share of a whole tree: msgs in an order where a parent
 // comes before its children, parents[i] the index of msgs[i]'s parent (-1
-// for a root), head the index of the head node. FromShare builds its nodes
-// one for one, where a share's copy of every path from the root would cost
-// the square of a long session with many branches; every leaf but the
+// for a root), head the index of the head node, names the names of the
+// branches that end at a node, by index. FromShare builds its nodes one for
+// one, where a share's copy of every path from the root would cost the
+// square of a long session with many branches; every other leaf but the
 // head's becomes an unnamed branch.
-func TreeShare(m Meta, msgs []Message, parents []int, head int) Share {
-	return Share{Meta: m, Messages: msgs, parents: parents, treeHead: head}
+func TreeShare(m Meta, msgs []Message, parents []int, head int, names map[int][]string) Share {
+	return Share{Meta: m, Messages: msgs, parents: parents, treeHead: head, treeNames: names}
 }
 
 // SharedBranch is one entry of a share's branches.
@@ -381,7 +383,10 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 	}
 	m.Branches = nil
 	for i := range nodes {
-		if !hasChild[i] && i != sh.treeHead {
+		for _, name := range sh.treeNames[i] {
+			m.Branches = append(m.Branches, NamedBranch{Name: name, Seq: nodes[i].Seq})
+		}
+		if !hasChild[i] && i != sh.treeHead && len(sh.treeNames[i]) == 0 {
 			m.Branches = append(m.Branches, NamedBranch{Seq: nodes[i].Seq})
 		}
 	}

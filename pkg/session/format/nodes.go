@@ -13,6 +13,11 @@ type nodeLine struct {
 	seq, parent uint64
 	line        int
 	ok          bool // the line had a string id and whole numbers for seq (above 0) and parent
+	// What a tree's lines (--tree) say of the session: whether the node
+	// is the head, and the names of the branches that end at it.
+	head     bool
+	branches []string
+	bad      string // why head or branches cannot be read
 }
 
 // follows reports whether the node can come next on a path in its order
@@ -54,6 +59,25 @@ func nodeLineOf(v gjson.Result, line int) nodeLine {
 	n.seq, okSeq = wholeNumber(seq)
 	n.parent, okParent = wholeNumber(parent)
 	n.ok = okSeq && okParent && n.seq > 0
+	switch head := v.Get("head"); {
+	case !head.Exists():
+	case head.Type == gjson.True:
+		n.head = true
+	default:
+		n.bad = `"head" must be true`
+	}
+	if names := v.Get("branches"); names.Exists() {
+		if !names.IsArray() {
+			n.bad = `"branches" must be an array of names`
+		}
+		for _, name := range names.Array() {
+			if name.Type != gjson.String || name.Str == "" {
+				n.bad = `"branches" must be an array of names`
+				break
+			}
+			n.branches = append(n.branches, name.Str)
+		}
+	}
 	return n
 }
 
@@ -81,9 +105,9 @@ func isNodeLine(data []byte) bool {
 // importNodes reads the lines of wc-export --format jsonl back into their
 // sessions, one per id in the order the ids first appear. A session's lines
 // that hold its whole tree (--tree: every parent an earlier line) make that
-// tree again: the lines do not say which node was the head, so the newest
-// leaf becomes it and the other leaves unnamed branches (wc-export --format
-// json keeps the head and the names). Lines of one path in its order make
+// tree again, with the head and the branch names its lines give ("head",
+// "branches"); lines without them make the newest leaf the head and the
+// other leaves unnamed branches. Lines of one path in its order make
 // that path, also when a filter left some of them out. Lines that are
 // neither (a thinned tree, lines out of order) are refused: read as one
 // path they would interleave the branches. ok is false when some message
@@ -136,10 +160,29 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 	parents := make([]int, len(lines))
 	children := make([]int, len(lines))
 	whole := true
+	marked, names := -1, map[int][]string{}
+	seen := map[string]bool{}
 	for k, i := range lines {
 		n := batch.nodes[i]
 		if _, dup := pos[n.seq]; dup {
 			return imp, lineErr(n.line, "node %d of session %s appears twice", n.seq, id)
+		}
+		switch {
+		case n.bad != "":
+			return imp, lineErr(n.line, "%s", n.bad)
+		case n.head && marked >= 0:
+			return imp, lineErr(n.line, "session %s has two heads", id)
+		case n.head:
+			marked = k
+		}
+		for _, name := range n.branches {
+			if seen[name] {
+				return imp, lineErr(n.line, "session %s names two branches %q", id, name)
+			}
+			seen[name] = true
+		}
+		if len(n.branches) > 0 {
+			names[k] = n.branches
 		}
 		parents[k] = -1
 		if n.parent != 0 {
@@ -163,8 +206,12 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 				}
 			}
 		}
-		if leaves > 1 {
-			imp.Share = session.TreeShare(meta, msgs, parents, head)
+		moved := marked >= 0 && marked != head
+		if marked >= 0 {
+			head = marked
+		}
+		if leaves > 1 || moved || len(names) > 0 {
+			imp.Share = session.TreeShare(meta, msgs, parents, head, names)
 			return imp, nil
 		}
 		imp.Share = session.Share{Meta: meta, Messages: msgs} // one chain, parents first

@@ -10,7 +10,8 @@ import (
 )
 
 // paths renders an imported session as wc-new stores it: the head's path,
-// then " | " and each branch's, by the first letter of each message.
+// then " | " and each branch's (after its name and "=" when named), by the
+// text of each message.
 func paths(t *testing.T, sh *session.Share) string {
 	t.Helper()
 	m, nodes := session.FromShare(sh, "5a1b0000-0000-4000-8000-0000000000ff", time.Unix(0, 0))
@@ -29,7 +30,11 @@ func paths(t *testing.T, sh *session.Share) string {
 	}
 	s := path(m.Head)
 	for _, b := range m.Branches {
-		s += " | " + path(b.Seq)
+		s += " | "
+		if b.Name != "" {
+			s += b.Name + "="
+		}
+		s += path(b.Seq)
 	}
 	return s
 }
@@ -42,6 +47,11 @@ func TestImportNodeLines(t *testing.T) {
 	}
 	u := func(seq, parent any, text string) string {
 		return line("5a1b0000-0000-4000-8000-000000000000", seq, parent, "user", text)
+	}
+	// um is u with members after the parent: what a tree's lines say of
+	// the head and the branch names.
+	um := func(seq, parent int, members, text string) string {
+		return fmt.Sprintf(`{"id":"5a1b0000-0000-4000-8000-000000000000","seq":%d,"parent":%d,%s,"message":{"role":"user","content":%q}}`, seq, parent, members, text)
 	}
 	const b = "6c2d0000-0000-4000-8000-000000000000"
 	for _, tc := range []struct {
@@ -68,6 +78,19 @@ func TestImportNodeLines(t *testing.T) {
 		{"a string seq", []string{u(1, 0, "x"), u(`"2"`, 1, "y"), u(3, 1, "z")}, "x y z"},
 		{"seq 0", []string{u(0, 0, "x"), u(1, 0, "y"), u(2, 0, "z")}, "x y z"},
 		{"no turns", []string{line(b, 1, 0, "system", "s")}, "no user or assistant messages"},
+		// A tree's lines say which node is the head and name branches.
+		{"head marked", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y"), u(3, 1, "z")}, "x y | x z"},
+		{"head inside", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y"), u(3, 2, "z")}, "x y | x y z"},
+		{"head the leaf", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y")}, "x y"},
+		{"names", []string{um(1, 0, `"branches":["a"]`, "x"), u(2, 1, "y"), um(3, 1, `"head":true`, "z")}, "x z | a=x | x y"},
+		{"a named leaf", []string{u(1, 0, "x"), um(2, 1, `"branches":["b","c"]`, "y"), u(3, 1, "z")}, "x z | b=x y | c=x y"},
+		{"head false", []string{um(1, 0, `"head":false`, "x")}, `line 1: "head" must be true`},
+		{"head a string", []string{um(1, 0, `"head":"yes"`, "x")}, `line 1: "head" must be true`},
+		{"branches a string", []string{um(1, 0, `"branches":"a"`, "x")}, `line 1: "branches" must be an array of names`},
+		{"a number for a name", []string{um(1, 0, `"branches":[1]`, "x")}, `line 1: "branches" must be an array of names`},
+		{"an empty name", []string{um(1, 0, `"branches":[""]`, "x")}, `line 1: "branches" must be an array of names`},
+		{"two heads", []string{um(1, 0, `"head":true`, "x"), um(2, 1, `"head":true`, "y")}, "line 2: session 5a1b0000-0000-4000-8000-000000000000 has two heads"},
+		{"a name twice", []string{um(1, 0, `"branches":["a"]`, "x"), um(2, 1, `"branches":["a"]`, "y")}, `line 2: session 5a1b0000-0000-4000-8000-000000000000 names two branches "a"`},
 	} {
 		out, err := Import(KindAuto, []byte(strings.Join(tc.lines, "\n")), Options{})
 		var got []string
