@@ -119,11 +119,12 @@ func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	tree := c.Bool("tree")
-	// A tree's lines say which node is the head and which the named
-	// branches end at, so that importing them makes the same session.
+	// A tree's lines say which node is the head and which the branches end
+	// at ("" for an unnamed one), so that importing them makes the same
+	// session.
 	names := map[uint64][]string{}
 	for _, b := range m.Branches {
-		if tree && b.Name != "" {
+		if tree {
 			names[b.Seq] = append(names[b.Seq], b.Name)
 		}
 	}

@@ -18,7 +18,8 @@ var spec = tool.Spec{
   jsonl     one line per message of the active path (with --tree, per
             node of the whole tree): {"id","seq","parent","message"};
             with --tree the head's line also has "head":true, and the
-            line of a node named branches has "branches":[names]
+            line of a node that branches end at has their names,
+            "branches":[names] ("" for an unnamed one)
   markdown  a readable document; code fences always outlast their content
   text      "Role: text" lines, whycodes' conversation text
   info      the session's info, as the other commands print it

@@ -95,6 +95,16 @@ func validBranchName(name string) error {
 	return nil
 }
 
+// CheckBranchName refuses a name wc-branch could not have given: one that
+// reads as a number, holds control characters, or starts or ends with
+// space.
+func CheckBranchName(name string) error {
+	if strings.TrimSpace(name) != name {
+		return branchErrorf("a branch name cannot start or end with space: %q", name)
+	}
+	return validBranchName(name)
+}
+
 func (m *Meta) nameTaken(name string) bool {
 	_, ok := m.BranchSeq(name)
 	return ok && name != ""

@@ -122,11 +122,12 @@ type Share struct {
 
 // TreeShare is the share of a whole tree: msgs in an order where a parent
 // comes before its children, parents[i] the index of msgs[i]'s parent (-1
-// for a root), head the index of the head node, names the names of the
-// branches that end at a node, by index. FromShare builds its nodes one for
-// one, where a share's copy of every path from the root would cost the
-// square of a long session with many branches; every other leaf but the
-// head's becomes an unnamed branch.
+// for a root), head the index of the head node (-1: the empty path). FromShare
+// builds its nodes one for one, where a share's copy of every path from
+// the root would cost the square of a long session with many branches.
+// names holds the session's branches, by the index of the node each ends
+// at ("" for an unnamed one); with nil names every leaf but the head's
+// becomes an unnamed branch.
 func TreeShare(m Meta, msgs []Message, parents []int, head int, names map[int][]string) Share {
 	return Share{Meta: m, Messages: msgs, parents: parents, treeHead: head, treeNames: names}
 }
@@ -386,13 +387,13 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 		for _, name := range sh.treeNames[i] {
 			m.Branches = append(m.Branches, NamedBranch{Name: name, Seq: nodes[i].Seq})
 		}
-		if !hasChild[i] && i != sh.treeHead && len(sh.treeNames[i]) == 0 {
+		if sh.treeNames == nil && !hasChild[i] && i != sh.treeHead {
 			m.Branches = append(m.Branches, NamedBranch{Seq: nodes[i].Seq})
 		}
 	}
 	m.Checkpoint = nil // a share's checkpoint names a node of its own numbering
 	var head *Node
-	if len(nodes) > 0 {
+	if len(nodes) > 0 && sh.treeHead >= 0 {
 		head = &nodes[sh.treeHead]
 	}
 	m.finishImport(uint64(len(nodes))+1, head, sh.Messages, untitled)

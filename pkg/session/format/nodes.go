@@ -71,8 +71,12 @@ func nodeLineOf(v gjson.Result, line int) nodeLine {
 			n.bad = `"branches" must be an array of names`
 		}
 		for _, name := range names.Array() {
-			if name.Type != gjson.String || name.Str == "" {
+			if name.Type != gjson.String {
 				n.bad = `"branches" must be an array of names`
+				break
+			}
+			if err := session.CheckBranchName(name.Str); err != nil {
+				n.bad = err.Error()
 				break
 			}
 			n.branches = append(n.branches, name.Str)
@@ -160,8 +164,13 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 	parents := make([]int, len(lines))
 	children := make([]int, len(lines))
 	whole := true
-	marked, names := -1, map[int][]string{}
-	seen := map[string]bool{}
+	// Lines that say anything of the head or the branches say all of it.
+	marked, names := -1, map[int][]string(nil)
+	for _, i := range lines {
+		if n := batch.nodes[i]; n.head || n.branches != nil {
+			names = map[int][]string{}
+		}
+	}
 	for k, i := range lines {
 		n := batch.nodes[i]
 		if _, dup := pos[n.seq]; dup {
@@ -174,12 +183,6 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 			return imp, lineErr(n.line, "session %s has two heads", id)
 		case n.head:
 			marked = k
-		}
-		for _, name := range n.branches {
-			if seen[name] {
-				return imp, lineErr(n.line, "session %s names two branches %q", id, name)
-			}
-			seen[name] = true
 		}
 		if len(n.branches) > 0 {
 			names[k] = n.branches
@@ -206,11 +209,11 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 				}
 			}
 		}
-		moved := marked >= 0 && marked != head
-		if marked >= 0 {
-			head = marked
+		if names != nil {
+			imp.Share = session.TreeShare(meta, msgs, parents, marked, names)
+			return imp, nil
 		}
-		if leaves > 1 || moved || len(names) > 0 {
+		if leaves > 1 {
 			imp.Share = session.TreeShare(meta, msgs, parents, head, names)
 			return imp, nil
 		}

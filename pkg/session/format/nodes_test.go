@@ -78,19 +78,24 @@ func TestImportNodeLines(t *testing.T) {
 		{"a string seq", []string{u(1, 0, "x"), u(`"2"`, 1, "y"), u(3, 1, "z")}, "x y z"},
 		{"seq 0", []string{u(0, 0, "x"), u(1, 0, "y"), u(2, 0, "z")}, "x y z"},
 		{"no turns", []string{line(b, 1, 0, "system", "s")}, "no user or assistant messages"},
-		// A tree's lines say which node is the head and name branches.
-		{"head marked", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y"), u(3, 1, "z")}, "x y | x z"},
-		{"head inside", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y"), u(3, 2, "z")}, "x y | x y z"},
+		// A tree's lines that say which node is the head or where the
+		// branches end ("" unnamed) say all of it: no other leaf becomes
+		// a branch, and without a head the path is empty.
+		{"head marked", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y"), u(3, 1, "z")}, "x y"},
+		{"head inside", []string{u(1, 0, "x"), um(2, 1, `"head":true,"branches":[""]`, "y"), u(3, 2, "z")}, "x y | x y"},
 		{"head the leaf", []string{u(1, 0, "x"), um(2, 1, `"head":true`, "y")}, "x y"},
-		{"names", []string{um(1, 0, `"branches":["a"]`, "x"), u(2, 1, "y"), um(3, 1, `"head":true`, "z")}, "x z | a=x | x y"},
-		{"a named leaf", []string{u(1, 0, "x"), um(2, 1, `"branches":["b","c"]`, "y"), u(3, 1, "z")}, "x z | b=x y | c=x y"},
+		{"names", []string{um(1, 0, `"branches":["a"]`, "x"), um(2, 1, `"branches":[""]`, "y"), um(3, 1, `"head":true`, "z")}, "x z | a=x | x y"},
+		{"names in order", []string{u(1, 0, "x"), um(2, 1, `"head":true,"branches":["zeta","alpha",""]`, "y")}, "x y | zeta=x y | alpha=x y | x y"},
+		{"a name twice", []string{um(1, 0, `"branches":["a"]`, "x"), um(2, 1, `"head":true,"branches":["a"]`, "y")}, "x y | a=x | a=x y"},
+		{"no head", []string{u(1, 0, "x"), um(2, 1, `"branches":["b"]`, "y"), u(3, 1, "z")}, " | b=x y"},
 		{"head false", []string{um(1, 0, `"head":false`, "x")}, `line 1: "head" must be true`},
 		{"head a string", []string{um(1, 0, `"head":"yes"`, "x")}, `line 1: "head" must be true`},
 		{"branches a string", []string{um(1, 0, `"branches":"a"`, "x")}, `line 1: "branches" must be an array of names`},
 		{"a number for a name", []string{um(1, 0, `"branches":[1]`, "x")}, `line 1: "branches" must be an array of names`},
-		{"an empty name", []string{um(1, 0, `"branches":[""]`, "x")}, `line 1: "branches" must be an array of names`},
+		{"a name that is a number", []string{um(1, 0, `"branches":["7"]`, "x")}, `line 1: a branch name cannot be a number`},
+		{"a name with spaces around", []string{um(1, 0, `"branches":[" a "]`, "x")}, `line 1: a branch name cannot start or end with space`},
+		{"a name with a newline", []string{um(1, 0, `"branches":["a\nb"]`, "x")}, `line 1: a branch name cannot hold control characters`},
 		{"two heads", []string{um(1, 0, `"head":true`, "x"), um(2, 1, `"head":true`, "y")}, "line 2: session 5a1b0000-0000-4000-8000-000000000000 has two heads"},
-		{"a name twice", []string{um(1, 0, `"branches":["a"]`, "x"), um(2, 1, `"branches":["a"]`, "y")}, `line 2: session 5a1b0000-0000-4000-8000-000000000000 names two branches "a"`},
 	} {
 		out, err := Import(KindAuto, []byte(strings.Join(tc.lines, "\n")), Options{})
 		var got []string
