@@ -16,7 +16,9 @@ import (
 func benchMeta(system int) session.Meta {
 	m := session.New(testID, "/home/dev/src/api-gateway", strings.Repeat("You are a careful coding agent. ", system/32+1)[:system], t0)
 	m.SetTitleManual("fix the flaky login test in internal/auth")
-	m.AddUsage(session.Usage{InputTokens: 1_751_428, OutputTokens: 14_600, CacheReadInputTokens: ptr(uint64(1_651_968))}, t0)
+	if err := m.AddUsage(session.Usage{InputTokens: 1_751_428, OutputTokens: 14_600, CacheReadInputTokens: ptr(uint64(1_651_968))}, t0); err != nil {
+		panic(err)
+	}
 	usd := 1.25
 	m.Cost.Add(&usd)
 	m.EditStats.Record("apply_patch", "Patched auth/login.go\n[+4 -2]", false)

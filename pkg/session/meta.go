@@ -101,10 +101,16 @@ func (c Cost) Fits(usd *float64) bool {
 	return !math.IsInf(c.USD+*usd, 0) && !math.IsNaN(c.USD+*usd)
 }
 
-// Merge adds other's fields.
-func (c *Cost) Merge(other Cost) {
-	c.USD += other.USD
-	c.UnpricedSteps += other.UnpricedSteps
+// Merge adds other's fields, or refuses a total JSON cannot hold (an
+// infinite amount, more unpriced steps than the count holds) and changes
+// nothing.
+func (c *Cost) Merge(other Cost) error {
+	usd := c.USD + other.USD
+	if math.IsInf(usd, 0) || math.IsNaN(usd) || c.UnpricedSteps+other.UnpricedSteps < c.UnpricedSteps {
+		return invalidf("the session's cost would pass what JSON holds")
+	}
+	c.USD, c.UnpricedSteps = usd, c.UnpricedSteps+other.UnpricedSteps
+	return nil
 }
 
 // IsEmpty reports a zero cost.

@@ -177,10 +177,15 @@ func (m *Meta) recordEdits(msg *Message, toolName func(string) string) {
 	}
 }
 
-// AddUsage adds provider usage.
-func (m *Meta) AddUsage(u Usage, now time.Time) {
+// AddUsage adds provider usage, or refuses a sum past a counter's range
+// and changes nothing.
+func (m *Meta) AddUsage(u Usage, now time.Time) error {
+	if !m.Usage.Fits(u) {
+		return invalidf("the session's token usage would pass 2^64")
+	}
 	m.Usage.Add(u)
 	m.Touch(now)
+	return nil
 }
 
 // CheckSizes refuses a message whose JSON is over MaxMessageBytes. Tool

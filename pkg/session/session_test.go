@@ -478,9 +478,12 @@ func TestUsage(t *testing.T) {
 	})
 	t.Run("AddUsage touches", func(t *testing.T) {
 		m := session.New(testID, "/p", "", t0)
-		m.AddUsage(session.Usage{InputTokens: 3}, t1)
-		if m.Usage.InputTokens != 3 || m.UpdatedAt != t1Text {
-			t.Errorf("%+v", m)
+		if err := m.AddUsage(session.Usage{InputTokens: 3}, t1); err != nil || m.Usage.InputTokens != 3 || m.UpdatedAt != t1Text {
+			t.Errorf("%+v, %v", m, err)
+		}
+		before := m
+		if err := m.AddUsage(session.Usage{InputTokens: math.MaxUint64 - 2}, t0.Add(time.Hour)); err == nil || m.Usage != before.Usage || m.UpdatedAt != before.UpdatedAt {
+			t.Errorf("a sum past 2^64: %+v, %v", m.Usage, err)
 		}
 	})
 }
@@ -506,9 +509,18 @@ func TestCost(t *testing.T) {
 	if c.USD != 0.75 || c.UnpricedSteps != 2 || c.IsEmpty() {
 		t.Errorf("%+v", c)
 	}
-	c.Merge(session.Cost{USD: 1, UnpricedSteps: 3})
-	if c.USD != 1.75 || c.UnpricedSteps != 5 {
-		t.Errorf("Merge: %+v", c)
+	if err := c.Merge(session.Cost{USD: 1, UnpricedSteps: 3}); err != nil || c.USD != 1.75 || c.UnpricedSteps != 5 {
+		t.Errorf("Merge: %+v, %v", c, err)
+	}
+	for _, tc := range [][2]session.Cost{
+		{{USD: math.MaxFloat64}, {USD: math.MaxFloat64}},
+		{{USD: 1}, {USD: math.Inf(1)}},
+		{{UnpricedSteps: 5}, {UnpricedSteps: math.MaxUint32}},
+	} {
+		c, was := tc[0], tc[0]
+		if err := c.Merge(tc[1]); err == nil || c != was {
+			t.Errorf("Merge(%+v) into %+v: %+v, %v", tc[1], was, c, err)
+		}
 	}
 	unpriced := session.Cost{}
 	unpriced.Add(nil)
