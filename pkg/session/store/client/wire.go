@@ -335,19 +335,25 @@ func appendNodes(b []byte, nodes []Item) []byte {
 }
 
 func readNodes(d *wireDecoder) []Item {
+	return readList(d, func() Item { return Item{Seq: d.uint(), Value: d.bytes()} })
+}
+
+// readList reads a count, then that many elements; as each takes at least
+// a byte, a count past what is left is refused before anything is made.
+func readList[T any](d *wireDecoder, read func() T) []T {
 	n := d.uint()
-	if n > uint64(len(d.b)) { // every node takes at least two bytes
+	if n > uint64(len(d.b)) {
 		d.fail()
 		return nil
 	}
 	if n == 0 {
 		return nil
 	}
-	nodes := make([]Item, n)
-	for i := range nodes {
-		nodes[i] = Item{Seq: d.uint(), Value: d.bytes()}
+	v := make([]T, n)
+	for i := range v {
+		v[i] = read()
 	}
-	return nodes
+	return v
 }
 
 func appendUints(b []byte, v []uint64) []byte {
@@ -358,21 +364,7 @@ func appendUints(b []byte, v []uint64) []byte {
 	return b
 }
 
-func readUints(d *wireDecoder) []uint64 {
-	n := d.uint()
-	if n > uint64(len(d.b)) { // every number takes at least a byte
-		d.fail()
-		return nil
-	}
-	if n == 0 {
-		return nil
-	}
-	v := make([]uint64, n)
-	for i := range v {
-		v[i] = d.uint()
-	}
-	return v
-}
+func readUints(d *wireDecoder) []uint64 { return readList(d, d.uint) }
 
 // appendSum writes a sha256, or nothing but its length when it is zero.
 func appendSum(b []byte, sum [32]byte) []byte {
