@@ -123,8 +123,8 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	// at ("" for an unnamed one), so that importing them makes the same
 	// session.
 	names := map[uint64][]string{}
-	for _, b := range m.Branches {
-		if tree {
+	if tree {
+		for _, b := range m.Branches {
 			names[b.Seq] = append(names[b.Seq], b.Name)
 		}
 	}

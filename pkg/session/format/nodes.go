@@ -164,13 +164,9 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 	parents := make([]int, len(lines))
 	children := make([]int, len(lines))
 	whole := true
-	// Lines that say anything of the head or the branches say all of it.
+	// Lines that say anything of the head or the branches say all of it:
+	// names is not nil once one does.
 	marked, names := -1, map[int][]string(nil)
-	for _, i := range lines {
-		if n := batch.nodes[i]; n.head || n.branches != nil {
-			names = map[int][]string{}
-		}
-	}
 	for k, i := range lines {
 		n := batch.nodes[i]
 		if _, dup := pos[n.seq]; dup {
@@ -183,6 +179,9 @@ func importNodeSession(batch *Batch, id string, lines []int) (Imported, error) {
 			return imp, lineErr(n.line, "session %s has two heads", id)
 		case n.head:
 			marked = k
+		}
+		if (n.head || n.branches != nil) && names == nil {
+			names = map[int][]string{}
 		}
 		if len(n.branches) > 0 {
 			names[k] = n.branches

@@ -386,10 +386,11 @@ func eachRange(txn *badger.Txn, prefix, seek []byte, fn func(id sid, it *badger.
 			return err
 		}
 		// The metadata is the range's last key, so one step usually does.
-		in := func() bool { return it.Valid() && bytes.HasPrefix(it.Item().Key(), sessionPrefix(id)) }
+		prefix := sessionPrefix(id)
+		in := func() bool { return it.Valid() && bytes.HasPrefix(it.Item().Key(), prefix) }
 		if in() {
 			if it.Next(); in() {
-				it.Seek(append(sessionPrefix(id), 0xff))
+				it.Seek(append(prefix, 0xff))
 			}
 		}
 	}

@@ -51,7 +51,6 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	var match sid
 	n := 0
-	errPast := errors.New("past the prefix")
 	err := s.view(func(txn *badger.Txn) error {
 		return eachRange(txn, prefix, seek, func(id sid, it *badger.Iterator) error {
 			if odd && id[len(prefix)-1]>>4 != nibble {
@@ -81,6 +80,9 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	return match.String(), nil
 }
+
+// errPast ends Resolve's walk once the ranges no longer match.
+var errPast = errors.New("past the prefix")
 
 // Meta returns a session's metadata.
 func (s *Store) Meta(id string) (session.Meta, error) {

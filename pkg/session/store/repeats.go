@@ -32,10 +32,10 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error 
 		return nil
 	}
 	return s.db.View(func(txn *badger.Txn) error {
-		if _, err := txn.Get(metaKey(id)); errors.Is(err, badger.ErrKeyNotFound) {
+		next, err := nextSeq(txn, id)
+		if errors.Is(err, ErrNotFound) {
 			return nil // a new session has no node to repeat
 		}
-		next, err := nextSeq(txn, id)
 		if err != nil {
 			return err
 		}
