@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
+
+// The sessions of a batch are read ahead, in parallel, and handed out in
+// order (run with -race); no more than the window are held at once; and a
+// session that comes twice in a row is read again only after the first
+// was written.
+func TestAhead(t *testing.T) {
+	st, err := store.Open(store.Options{Dir: t.TempDir(), LockTimeout: time.Second, Bulk: true}, store.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var made []string
+	for i := range 5 {
+		m := session.New(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "", "", now)
+		res := session.Append(&m, nil, benchSession(8+i), now, nil, session.AppendOptions{})
+		if err := st.Commit(&m, res.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, m.ID)
+	}
+	ids := []string{made[0], made[1], made[1], made[2], made[3], made[3], made[3], made[4], made[0]}
+	var mu sync.Mutex
+	held, most := 0, 0
+	ahead := startAhead(ids, true, true, func(id string, reserve func(uint64)) *worked {
+		mu.Lock()
+		held++
+		most = max(most, held)
+		mu.Unlock()
+		w := &worked{id: id}
+		if w.m, w.err = st.Meta(id); w.err == nil {
+			reserve(w.m.Tokens)
+			w.err = st.Path(id, w.m.Head, func(n *session.Node) error { w.path = append(w.path, *n); return nil })
+		}
+		return w
+	})
+	defer ahead.stop()
+	for i, id := range ids {
+		l := ahead.take(i)
+		if l.err != nil || l.id != id {
+			t.Fatalf("take(%d) = %s, %v; want %s", i, l.id, l.err, id)
+		}
+		if uint64(len(l.path)) != l.m.MessageCount {
+			t.Fatalf("take(%d): path of %d for %d messages", i, len(l.path), l.m.MessageCount)
+		}
+		// Write one message at the head, as a compaction would: a later
+		// take of the same session must see it.
+		head := l.path[len(l.path)-1]
+		res := session.Append(&l.m, &head, []session.Message{{Role: session.RoleUser, Content: session.TextContent(fmt.Sprintf("after take %d", i))}}, now, nil, session.AppendOptions{})
+		if err := st.Commit(&l.m, res.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		held--
+		mu.Unlock()
+		ahead.done(i)
+	}
+	if most > aheadWindow() {
+		t.Errorf("%d sessions held at once, over the window of %d", most, aheadWindow())
+	}
+	// Each session was taken as often as it appears, and each take saw the
+	// writes of the takes before it.
+	for i, id := range made {
+		m, err := st.Meta(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := 0
+		for _, x := range ids {
+			if x == id {
+				times++
+			}
+		}
+		if want := uint64(8 + i + times); m.MessageCount != want {
+			t.Errorf("session %d: %d messages, want %d (a take missed an earlier write)", i, m.MessageCount, want)
+		}
+	}
+}
+
+// A batch stopped midway (interrupted, or failed) waits for the work in
+// flight and starts no more.
+func TestAheadStopped(t *testing.T) {
+	ids := make([]string, 50)
+	var mu sync.Mutex
+	started := 0
+	ahead := startAhead(ids, true, false, func(id string, reserve func(uint64)) *worked {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		return &worked{id: id}
+	})
+	ahead.take(0)
+	ahead.done(0)
+	ahead.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if started > 1+aheadWindow() {
+		t.Errorf("%d sessions started for one taken, window %d", started, aheadWindow())
+	}
+}
+
+// Beyond the session taken next and the one after it, sessions are read
+// only while their sizes fit aheadTokens: a batch of long sessions holds
+// two at a time, and short ones fill the window.
+func TestAheadBoundedBySize(t *testing.T) {
+	for _, tc := range []struct {
+		tokens uint64
+		most   int
+	}{{aheadTokens + 1, 2}, {aheadTokens / 4, aheadWindow()}} {
+		ids := make([]string, 40)
+		var mu sync.Mutex
+		held, most := 0, 0
+		ahead := startAhead(ids, true, false, func(id string, reserve func(uint64)) *worked {
+			reserve(tc.tokens)
+			mu.Lock()
+			held++
+			most = max(most, held)
+			mu.Unlock()
+			time.Sleep(time.Millisecond) // let the others catch up
+			return &worked{id: id}
+		})
+		for i := range ids {
+			ahead.take(i)
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			held--
+			mu.Unlock()
+			ahead.done(i)
+		}
+		ahead.stop()
+		if most != min(tc.most, aheadWindow()) {
+			t.Errorf("sessions of %d tokens: %d held at once, want %d", tc.tokens, most, min(tc.most, aheadWindow()))
+		}
+	}
+}
