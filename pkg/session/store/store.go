@@ -20,6 +20,7 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -70,18 +71,12 @@ const (
 	valueThreshold = 64 << 10
 	// Also Badger's largest value; the sparse vlog mmap is twice this.
 	vlogFileSize = 64 << 20
-	// Compression (Snappy, the default) needs a block cache; a short
-	// process gets few hits, so keep it small. A reader gets fewer still:
-	// an export reads each block once, and a cache it cannot use is heap
-	// (and peak RSS) all the same.
-	blockCacheSize = 8 << 20
 	// A table builder grows a block by doubling and keeps every smaller
 	// copy until the table is done: with Badger's 4 KB blocks a 2 MB table
 	// of messages of up to 32 KB took 28 MB of builder, and a merge holds
 	// up to 13 builders. Most messages fit in 16 KB.
-	blockSize            = 16 << 10
-	readerBlockCacheSize = 1 << 20
-	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
+	blockSize     = 16 << 10
+	externalMagic = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
 	// does not would leave it stale, so it must refuse the store). 3: nodes
 	// may be references to others (repeats.go). 4: the metadata sorts last
@@ -89,6 +84,22 @@ const (
 	// every writer moves an older store to it (layout.go).
 	schemaVersion = 4
 )
+
+// tableCompression is how tables are written. Uncompressed, they are read
+// without a block cache: Snappy halved a store of messages, but its
+// decoding was the largest part of every read (13% of a batch compaction's
+// CPU, more with the cache's admissions; a commit's checks decoded the
+// blocks just read once more), and a cache that a short process gets few
+// hits from is heap all the same. A store is then about the size of its
+// messages kept as JSONL files. Tables an older wc wrote keep their
+// compression (Badger records it per table) and are read as they are
+// until a merge rewrites them. A variable so that tests can write such
+// tables.
+var tableCompression = options.None
+
+// snappyBlockCacheSize is the block cache when tables are compressed, which
+// Badger refuses to do without one.
+const snappyBlockCacheSize = 8 << 20
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
 // minus headroom for the value-log entry header. Checked by us because
@@ -98,9 +109,9 @@ const maxValueSize = vlogFileSize - 64<<10
 // badgerOptions is the one place Badger is configured; every open (reader,
 // writer, rebuild target) must agree on the magic and the sizes.
 func badgerOptions(dir string, readOnly, sync bool) badger.Options {
-	cache := int64(blockCacheSize)
-	if readOnly {
-		cache = readerBlockCacheSize
+	cache := int64(0)
+	if tableCompression != options.None {
+		cache = snappyBlockCacheSize
 	}
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
@@ -128,6 +139,7 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		// read, smaller table builders in a merge.
 		WithBaseLevelSize(1 << 50).
 		WithNumLevelZeroTablesStall(1 << 20).
+		WithCompression(tableCompression).
 		WithBlockCacheSize(cache).
 		WithBlockSize(blockSize).
 		WithMetricsEnabled(false).
