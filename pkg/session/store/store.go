@@ -138,6 +138,12 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		// twice that per level below the base: more tables for an open to
 		// read, smaller table builders in a merge.
 		WithBaseLevelSize(1 << 50).
+		// Badger's 2 MB, doubled with compression gone, so that a table
+		// holds as many messages as a compressed one did: an open pays a
+		// fixed cost per table, and with twice the tables a direct append
+		// to the 10,000-session store took 93 against 62 ms, a direct
+		// listing 57 against 41.
+		WithBaseTableSize(baseTableSize).
 		WithNumLevelZeroTablesStall(1 << 20).
 		WithCompression(tableCompression).
 		WithBlockCacheSize(cache).
@@ -161,7 +167,10 @@ func bulkOptions(opt badger.Options) badger.Options {
 }
 
 const (
-	bulkTableSize = 1 << 20
+	baseTableSize = 4 << 20
+	// Half a writer's tables (of as many messages as compressed tables
+	// of 1 MB held).
+	bulkTableSize = baseTableSize / 2
 	// A memtable flush's builder is about twice the memtable, and stays
 	// in Badger's pool of 8 once done.
 	bulkMemTableSize = 2 << 20
