@@ -20,7 +20,6 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -71,12 +70,18 @@ const (
 	valueThreshold = 64 << 10
 	// Also Badger's largest value; the sparse vlog mmap is twice this.
 	vlogFileSize = 64 << 20
+	// Compression (Snappy, the default) needs a block cache; a short
+	// process gets few hits, so keep it small. A reader gets fewer still:
+	// an export reads each block once, and a cache it cannot use is heap
+	// (and peak RSS) all the same.
+	blockCacheSize = 8 << 20
 	// A table builder grows a block by doubling and keeps every smaller
 	// copy until the table is done: with Badger's 4 KB blocks a 2 MB table
 	// of messages of up to 32 KB took 28 MB of builder, and a merge holds
 	// up to 13 builders. Most messages fit in 16 KB.
-	blockSize     = 16 << 10
-	externalMagic = 0x7763 // "wc": a foreign Badger directory refuses to open
+	blockSize            = 16 << 10
+	readerBlockCacheSize = 1 << 20
+	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
 	// 2: the listing exists and every metadata write keeps it (a wc that
 	// does not would leave it stale, so it must refuse the store). 3: nodes
 	// may be references to others (repeats.go). 4: the metadata sorts last
@@ -84,22 +89,6 @@ const (
 	// every writer moves an older store to it (layout.go).
 	schemaVersion = 4
 )
-
-// tableCompression is how tables are written. Uncompressed, they are read
-// without a block cache: Snappy halved a store of messages, but its
-// decoding was the largest part of every read (13% of a batch compaction's
-// CPU, more with the cache's admissions; a commit's checks decoded the
-// blocks just read once more), and a cache that a short process gets few
-// hits from is heap all the same. A store is then about the size of its
-// messages kept as JSONL files. Tables an older wc wrote keep their
-// compression (Badger records it per table) and are read as they are
-// until a merge rewrites them. A variable so that tests can write such
-// tables.
-var tableCompression = options.None
-
-// snappyBlockCacheSize is the block cache when tables are compressed, which
-// Badger refuses to do without one.
-const snappyBlockCacheSize = 8 << 20
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
 // minus headroom for the value-log entry header. Checked by us because
@@ -109,9 +98,9 @@ const maxValueSize = vlogFileSize - 64<<10
 // badgerOptions is the one place Badger is configured; every open (reader,
 // writer, rebuild target) must agree on the magic and the sizes.
 func badgerOptions(dir string, readOnly, sync bool) badger.Options {
-	cache := int64(0)
-	if tableCompression != options.None {
-		cache = snappyBlockCacheSize
+	cache := int64(blockCacheSize)
+	if readOnly {
+		cache = readerBlockCacheSize
 	}
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
@@ -138,14 +127,7 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		// twice that per level below the base: more tables for an open to
 		// read, smaller table builders in a merge.
 		WithBaseLevelSize(1 << 50).
-		// Badger's 2 MB, doubled with compression gone, so that a table
-		// holds as many messages as a compressed one did: an open pays a
-		// fixed cost per table, and with twice the tables a direct append
-		// to the 10,000-session store took 93 against 62 ms, a direct
-		// listing 57 against 41.
-		WithBaseTableSize(baseTableSize).
 		WithNumLevelZeroTablesStall(1 << 20).
-		WithCompression(tableCompression).
 		WithBlockCacheSize(cache).
 		WithBlockSize(blockSize).
 		WithMetricsEnabled(false).
@@ -167,10 +149,7 @@ func bulkOptions(opt badger.Options) badger.Options {
 }
 
 const (
-	baseTableSize = 4 << 20
-	// Half a writer's tables (of as many messages as compressed tables
-	// of 1 MB held).
-	bulkTableSize = baseTableSize / 2
+	bulkTableSize = 1 << 20
 	// A memtable flush's builder is about twice the memtable, and stays
 	// in Badger's pool of 8 once done.
 	bulkMemTableSize = 2 << 20
