@@ -33,14 +33,13 @@ func TestAhead(t *testing.T) {
 	ids := []string{made[0], made[1], made[1], made[2], made[3], made[3], made[3], made[4], made[0]}
 	var mu sync.Mutex
 	held, most := 0, 0
-	ahead := startAhead(ids, true, true, func(id string, reserve func(uint64)) *worked {
+	ahead := startAhead(ids, true, true, func(id string, reserve func(uint64) bool) *worked {
 		mu.Lock()
 		held++
 		most = max(most, held)
 		mu.Unlock()
 		w := &worked{id: id}
-		if w.m, w.err = st.Meta(id); w.err == nil {
-			reserve(w.m.Tokens)
+		if w.m, w.err = st.Meta(id); w.err == nil && reserve(w.m.Tokens) {
 			w.err = st.Path(id, w.m.Head, func(n *session.Node) error { w.path = append(w.path, *n); return nil })
 		}
 		return w
@@ -88,15 +87,41 @@ func TestAhead(t *testing.T) {
 	}
 }
 
-// A batch stopped midway (interrupted, or failed) waits for the work in
-// flight and starts no more.
+// A batch stopped midway (interrupted, or failed) starts no more work,
+// reads nothing more for work waiting to read, and waits for the work in
+// flight before the store closes.
 func TestAheadStopped(t *testing.T) {
 	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
+	}
 	var mu sync.Mutex
-	started := 0
-	ahead := startAhead(ids, true, false, func(id string, reserve func(uint64)) *worked {
+	started, read, finished := 0, 0, 0 // read: went on to read
+	ahead := startAhead(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
 		mu.Lock()
 		started++
+		mu.Unlock()
+		// Each over the budget: beyond the next two, they wait.
+		if !reserve(aheadTokens + 1) {
+			return &worked{id: id, err: errStopped}
+		}
+		mu.Lock()
+		read++
+		mu.Unlock()
+		if id != "0" {
+			time.Sleep(50 * time.Millisecond) // still reading when stop is called
+		}
+		for id == "0" { // the caller takes it once the window has filled
+			mu.Lock()
+			n := started
+			mu.Unlock()
+			if n >= 3 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		mu.Lock()
+		finished++
 		mu.Unlock()
 		return &worked{id: id}
 	})
@@ -108,6 +133,12 @@ func TestAheadStopped(t *testing.T) {
 	if started > 1+aheadWindow() {
 		t.Errorf("%d sessions started for one taken, window %d", started, aheadWindow())
 	}
+	if read > 3 {
+		t.Errorf("%d sessions read for one taken: those waiting to read went on after the stop", read)
+	}
+	if finished != read {
+		t.Errorf("stop returned with %d of %d reads unfinished", read-finished, read)
+	}
 }
 
 // Beyond the session taken next and the one after it, sessions are read
@@ -117,11 +148,11 @@ func TestAheadBoundedBySize(t *testing.T) {
 	for _, tc := range []struct {
 		tokens uint64
 		most   int
-	}{{aheadTokens + 1, 2}, {aheadTokens / 4, aheadWindow()}} {
+	}{{aheadTokens + 1, 2}, {aheadTokens / 16, aheadWindow()}} {
 		ids := make([]string, 40)
 		var mu sync.Mutex
 		held, most := 0, 0
-		ahead := startAhead(ids, true, false, func(id string, reserve func(uint64)) *worked {
+		ahead := startAhead(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
 			reserve(tc.tokens)
 			mu.Lock()
 			held++

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -62,14 +63,13 @@ func compact(c *tool.Ctx) error {
 		// The listing names every session without reading each one's
 		// metadata (60 ms of a 1,000-session batch).
 		err = st.ListInfo(client.ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
-		slices.Sort(ids)
 	} else {
 		ids, err = tool.Resolve(st, refs)
 	}
 	if err != nil {
 		return err
 	}
-	if bulk && mode == client.Write {
+	if c.Bool("all") || bulk && mode == client.Write {
 		// In store order each merge of the batch's writes rewrites only
 		// their neighbourhood; in the order of a listing (newest first,
 		// random ids) it would rewrite most of the store.
@@ -80,7 +80,7 @@ func compact(c *tool.Ctx) error {
 	// Sessions are read and compacted ahead, in parallel, and committed
 	// here in order. A bulk store takes calls from several goroutines; it
 	// closes after this returns, so the work in flight is waited for.
-	ahead := startAhead(ids, bulk, mode == client.Write, func(id string, reserve func(uint64)) *worked {
+	ahead := startAhead(ids, bulk, mode == client.Write, func(id string, reserve func(uint64) bool) *worked {
 		return work(c, st, id, p, reserve)
 	})
 	defer ahead.stop()
@@ -191,6 +191,9 @@ func compactJSON(data []byte) []byte {
 	return out.Bytes()
 }
 
+// errStopped is the result of work the batch stopped before it read.
+var errStopped = errors.New("the batch stopped")
+
 // worked is one session of a batch, read and compacted, waiting for its
 // commit: err is the failure of either.
 type worked struct {
@@ -206,13 +209,17 @@ type worked struct {
 }
 
 // work reads a session and compacts it in memory; finish commits it.
-// reserve is told the session's size before its path is read, and may wait.
-func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens uint64)) *worked {
+// reserve is told the session's size before its path is read, and may wait;
+// it returns false when the batch stopped, and nothing more is read.
+func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens uint64) bool) *worked {
 	w := &worked{id: id}
 	if w.m, w.err = st.Meta(id); w.err != nil {
 		return w
 	}
-	reserve(w.m.Tokens)
+	if !reserve(w.m.Tokens) {
+		w.err = errStopped
+		return w
+	}
 	if w.err = st.Path(id, w.m.Head, func(n *session.Node) error { w.path = append(w.path, *n); return nil }); w.err != nil {
 		return w
 	}
@@ -271,9 +278,10 @@ func finish(c *tool.Ctx, st client.Handle, w *worked, p *plan) error {
 // compacting are most of a batch's work and sessions are independent,
 // while commits stay on the caller's goroutine, one at a time (they share
 // listing keys). It holds at most window sessions, taken or not, until the
-// caller is done with them; beyond the one the caller waits for and the
-// next, only while their sizes fit aheadTokens, so that a batch of long
-// sessions holds two at a time, as one reading a single session ahead
+// caller is done with them. A session is read only when it is the one the
+// caller waits for or the next, or when its token estimate fits
+// aheadTokens beside those of the sessions held: a batch of sessions over
+// that size holds two at a time, as one reading a single session ahead
 // would. In a writing batch, a session that comes twice in a row is read
 // again only after the caller is done with the first.
 type ahead struct {
@@ -296,11 +304,12 @@ type ahead struct {
 // read and compact, and one more being committed.
 func aheadWindow() int { return min(runtime.GOMAXPROCS(0), 4) + 1 }
 
-// aheadTokens bounds the sessions held beyond the first two, by their
-// token estimates: about 16 MB of text.
+// aheadTokens bounds the token estimates of the sessions held besides the
+// two the caller takes next: some 16 MB of English text. (An image counts
+// as 100 tokens whatever its size.)
 const aheadTokens = 4 << 20
 
-func startAhead(ids []string, parallel, writing bool, work func(id string, reserve func(tokens uint64)) *worked) *ahead {
+func startAhead(ids []string, parallel, writing bool, work func(id string, reserve func(tokens uint64) bool) *worked) *ahead {
 	window := 1
 	if parallel {
 		window = aheadWindow()
@@ -333,7 +342,7 @@ func startAhead(ids []string, parallel, writing bool, work func(id string, reser
 			a.running.Add(1)
 			go func() {
 				defer a.running.Done()
-				a.results[i] <- work(id, func(tokens uint64) { a.reserve(i, tokens) })
+				a.results[i] <- work(id, func(tokens uint64) bool { return a.reserve(i, tokens) })
 			}()
 		}
 	}()
@@ -341,15 +350,20 @@ func startAhead(ids []string, parallel, writing bool, work func(id string, reser
 }
 
 // reserve waits until session i may be read: it is the one the caller
-// waits for or the next, or its size fits beside those held.
-func (a *ahead) reserve(i int, tokens uint64) {
+// waits for or the next, or its size fits beside those held. It returns
+// false once the batch stopped: nothing more is to be read.
+func (a *ahead) reserve(i int, tokens uint64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i > a.next+1 && a.held+tokens > aheadTokens && !a.stopped {
 		a.room.Wait()
 	}
+	if a.stopped {
+		return false
+	}
 	a.held += tokens
 	a.sizes[i] = tokens
+	return true
 }
 
 // take waits for the session at i.
@@ -368,8 +382,8 @@ func (a *ahead) done(i int) {
 	}
 }
 
-// stop starts no more work and waits for the work in flight, so that
-// nothing reads a closed store.
+// stop starts no more work, stops work waiting to read, and waits for the
+// work in flight, so that nothing reads a closed store.
 func (a *ahead) stop() {
 	close(a.quit)
 	a.mu.Lock()

@@ -161,8 +161,8 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 // bulkMemoryLimit is the Go heap's soft limit in batch work: Badger's
 // builders and each session's decoded copies are garbage soon after use,
 // and without a limit the heap doubles between collections. A batch keeps
-// about 80 MB live (Badger's pooled table builders, its caches, two
-// sessions), so the collector is not kept running.
+// about 80 MB live (Badger's pooled table builders, its caches, the
+// sessions wc-compact holds), so the collector is not kept running.
 const bulkMemoryLimit = 128 << 20
 
 // limitMemory sets the soft limit unless GOMEMLIMIT already chose one.
