@@ -19,6 +19,7 @@
 #   BENCH_COMPACT_SESSIONS=1000/100  sessions of the compaction batch
 #   BENCH_MAX_TOKENS=100000      wc-compact --max-tokens
 #   BENCH_RUNS=30/10             timed runs of the fast operations (append, list)
+#   BENCH_ROUNDS=5/2             turns they take (see "Times" below)
 #   BENCH_SLOW_RUNS=3/3          timed runs of export and compaction
 #   BENCH_WARMUP=3/2             untimed runs before the fast operations
 #   BENCH_RSS_RUNS=10/8          extra runs of the fast operations under GNU time
@@ -86,7 +87,13 @@
 #            the batch's message JSON over the median time.
 # Times are medians (hyperfine, -N: no shell); peak RSS is the largest
 # %M of GNU time over the RSS runs (a separate loop for fast operations,
-# the timed runs themselves for slow ones).
+# the timed runs themselves for slow ones). The commands a target compares
+# take turns: wc's resident appends on the three stores with sqlite3's
+# INSERTs, and each listing with its sqlite3 query, in BENCH_ROUNDS rounds
+# of a few runs each (every other round in reverse order), so that the
+# machine's pace, which moves by 1.5x within minutes here, weighs on both
+# sides of a ratio alike. The other modes and contenders run one after the
+# other.
 set -eu
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
@@ -163,6 +170,7 @@ BIG=${BENCH_BIG_MESSAGES:-$(q 20000 2000)}
 COMPACT=${BENCH_COMPACT_SESSIONS:-$(q 1000 100)}
 MAX_TOKENS=${BENCH_MAX_TOKENS:-100000}
 RUNS=${BENCH_RUNS:-$(q 30 10)}
+ROUNDS=${BENCH_ROUNDS:-$(q 5 2)}
 SLOW_RUNS=${BENCH_SLOW_RUNS:-3}
 WARMUP=${BENCH_WARMUP:-$(q 3 2)}
 RSS_RUNS=${BENCH_RSS_RUNS:-$(q 10 8)}
@@ -426,38 +434,80 @@ EOF
 done
 
 # ---------------------------------------------------------------- measuring
-# bench KEY RUNS WARMUP PREPARE CMD: median seconds into $R/KEY.time. CMD is
-# run without a shell (words split as sh would); PREPARE ("" for none) runs
-# before each timed run.
-bench() {
+# timeruns KEY RUNS WARMUP PREPARE CMD: adds the seconds of RUNS timed runs of
+# CMD to $R/KEY.times. CMD is run without a shell (words split as sh would);
+# PREPARE ("" for none) runs before each timed run.
+timeruns() {
 	key=$1 runs=$2 warm=$3 prep=$4 cmd=$5
-	log "  $key: $cmd"
 	if [ -n "$HYPERFINE" ]; then
 		set -- -N --style none --runs "$runs" --warmup "$warm" --export-json "$R/$key.json"
 		[ -n "$prep" ] && set -- "$@" --prepare "$prep"
-		hyperfine "$@" "$cmd" 2>"$R/$key.err" || { cat "$R/$key.err" >&2; die "$key failed: $cmd"; }
-		jq -r '.results[0] | "\(.median) \(.mean) \(.min) \(.max)"' "$R/$key.json" >"$R/$key.stats"
+		hyperfine "$@" "$cmd" 2>"$R/$key.err" </dev/null || { cat "$R/$key.err" >&2; die "$key failed: $cmd"; }
+		jq -r '.results[0].times[]' "$R/$key.json" >>"$R/$key.times"
 	else
 		i=0
 		while [ "$i" -lt "$warm" ]; do
-			[ -z "$prep" ] || sh -c "$prep"
-			sh -c "exec $cmd" >/dev/null || die "$key failed: $cmd"
+			[ -z "$prep" ] || sh -c "$prep" </dev/null
+			sh -c "exec $cmd" >/dev/null </dev/null || die "$key failed: $cmd"
 			i=$((i + 1))
 		done
-		: >"$R/$key.times"
 		i=0
 		while [ "$i" -lt "$runs" ]; do
-			[ -z "$prep" ] || sh -c "$prep"
+			[ -z "$prep" ] || sh -c "$prep" </dev/null
 			t0=$(date +%s%N)
-			sh -c "exec $cmd" >/dev/null || die "$key failed: $cmd"
+			sh -c "exec $cmd" >/dev/null </dev/null || die "$key failed: $cmd"
 			t1=$(date +%s%N)
-			echo "$(((t1 - t0) / 1000))" >>"$R/$key.times"
+			awk -v d="$((t1 - t0))" 'BEGIN { printf "%.9f\n", d / 1e9 }' >>"$R/$key.times"
 			i=$((i + 1))
 		done
-		sort -n "$R/$key.times" | awk '{ a[NR] = $1 / 1e6; s += a[NR] }
-			END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; print m, s / NR, a[1], a[NR] }' >"$R/$key.stats"
 	fi
-	cut -d' ' -f1 "$R/$key.stats" >"$R/$key.time"
+}
+
+# stats KEY: median, mean, min and max of $R/KEY.times into $R/KEY.stats,
+# the median into $R/KEY.time.
+stats() {
+	sort -g "$R/$1.times" | awk '{ a[NR] = $1; s += $1 }
+		END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; print m, s / NR, a[1], a[NR] }' >"$R/$1.stats"
+	cut -d' ' -f1 "$R/$1.stats" >"$R/$1.time"
+}
+
+# bench KEY RUNS WARMUP PREPARE CMD: median seconds into $R/KEY.time.
+bench() {
+	log "  $1: $5"
+	: >"$R/$1.times"
+	timeruns "$@"
+	stats "$1"
+}
+
+# turns KEY=CMD...: times the commands in turns, ROUNDS rounds of about
+# RUNS/ROUNDS runs each (after WARMUP untimed runs in the first round and
+# one in the others), every other round in reverse order, then their peak
+# RSS as fast does. Run one after the other, a change of the machine's pace
+# between two commands showed as their ratio.
+turns() {
+	: >"$R/turns"
+	for kc in "$@"; do
+		printf '%s\n' "$kc" >>"$R/turns"
+		: >"$R/${kc%%=*}.times"
+		log "  ${kc%%=*}: ${kc#*=}"
+	done
+	per=$(((RUNS + ROUNDS - 1) / ROUNDS))
+	round=0
+	while [ "$round" -lt "$ROUNDS" ]; do
+		warm=1
+		[ "$round" -eq 0 ] && warm=$WARMUP
+		if [ $((round % 2)) -eq 0 ]; then order=cat; else order="sort -r"; fi
+		# The order by key, reversed or not: keys are unique.
+		sort "$R/turns" | $order >"$R/turns.now"
+		while IFS= read -r kc <&3; do
+			timeruns "${kc%%=*}" "$per" "$warm" "" "${kc#*=}"
+		done 3<"$R/turns.now"
+		round=$((round + 1))
+	done
+	for kc in "$@"; do
+		stats "${kc%%=*}"
+		rss "${kc%%=*}" "$RSS_RUNS" "" "${kc#*=}"
+	done
 }
 
 # rss KEY RUNS PREPARE CMD: the largest peak RSS (KiB) of RUNS runs into
@@ -557,17 +607,16 @@ checks="$checks compacted sessions identical: $((n - bad)) of the first $n;"
 
 log "list: the newest 50 of $SESSIONS sessions, and of project $PROJECT"
 fresh "$D/many/wc"
-fast ls.wc "$B/wc-ls --store $D/many/wc -n 50"
+turns "ls.wc=$B/wc-ls --store $D/many/wc -n 50" "ls.sql=$SQ -json $D/many/db.sqlite '.read $D/cmd/ls.sql'"
 resrss ls.wc "$D/many/wc"
 direct fast ls.wcdirect "$B/wc-ls --store $D/many/wc -n 50"
 fast ls.jq "sh $D/cmd/jq-ls.sh $D/many/jsonl"
-fast ls.sql "$SQ -json $D/many/db.sqlite '.read $D/cmd/ls.sql'"
 fresh "$D/many/wc"
-fast lsp.wc "$B/wc-ls --store $D/many/wc -n 50 --project $PROJECT"
+turns "lsp.wc=$B/wc-ls --store $D/many/wc -n 50 --project $PROJECT" \
+	"lsp.sql=$SQ -json $D/many/db.sqlite '.read $D/cmd/ls-project.sql'"
 resrss lsp.wc "$D/many/wc"
 direct fast lsp.wcdirect "$B/wc-ls --store $D/many/wc -n 50 --project $PROJECT"
 fast lsp.jq "sh $D/cmd/jq-ls-project.sh $D/many/jsonl $PROJECT"
-fast lsp.sql "$SQ -json $D/many/db.sqlite '.read $D/cmd/ls-project.sql'"
 
 "$B/wc-ls" --store "$D/many/wc" -n 50 | jq -r .id | sort >"$R/ids.wc"
 sh "$D/cmd/jq-ls.sh" "$D/many/jsonl" | jq -r .id | sort >"$R/ids.jq"
@@ -579,18 +628,26 @@ else
 fi
 
 log "append: one user message per process"
+# The resident appends of the three stores and the sqlite3 INSERTs (both
+# synchronous settings) take turns: the target's ratio and its flatness
+# compare them.
+appendcmd() { echo "$B/wc-append --store $D/$1/wc $(field "$1" first_id) --role user --text '$TEXT'"; }
+for n in one many big; do fresh "$D/$n/wc"; done
+turns "append-one.wc=$(appendcmd one)" "append-many.wc=$(appendcmd many)" "append-big.wc=$(appendcmd big)" \
+	"append-one.sql=$SQ $D/one/db.sqlite '.read $D/cmd/append-one.sql'" \
+	"append-many.sql=$SQ $D/many/db.sqlite '.read $D/cmd/append-many.sql'" \
+	"append-big.sql=$SQ $D/big/db.sqlite '.read $D/cmd/append-big.sql'" \
+	"append-one.sqlfull=$SQ $D/one/db.sqlite '.read $D/cmd/append-one-full.sql'" \
+	"append-many.sqlfull=$SQ $D/many/db.sqlite '.read $D/cmd/append-many-full.sql'" \
+	"append-big.sqlfull=$SQ $D/big/db.sqlite '.read $D/cmd/append-big-full.sql'"
+for n in one many big; do resrss "append-$n.wc" "$D/$n/wc"; done
 for n in one many big; do
 	id=$(field "$n" first_id)
-	cmd="$B/wc-append --store $D/$n/wc $id --role user --text '$TEXT'"
-	fresh "$D/$n/wc"
-	fast "append-$n.wc" "$cmd"
-	resrss "append-$n.wc" "$D/$n/wc"
+	cmd=$(appendcmd "$n")
 	bench "append-$n.wccold" "$RUNS" 0 "$(stopres "$D/$n/wc")" "$cmd"
 	rss "append-$n.wccold" "$RSS_RUNS" "$(stopres "$D/$n/wc")" "$cmd"
 	direct fast "append-$n.wcdirect" "$cmd"
 	fast "append-$n.jq" "sh $D/cmd/jsonl-append.sh $D/$n/jsonl/sessions/$id.jsonl"
-	fast "append-$n.sql" "$SQ $D/$n/db.sqlite '.read $D/cmd/append-$n.sql'"
-	bench "append-$n.sqlfull" "$RUNS" "$WARMUP" "" "$SQ $D/$n/db.sqlite '.read $D/cmd/append-$n-full.sql'"
 done
 
 # ---------------------------------------------------------------- table
