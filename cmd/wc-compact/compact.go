@@ -285,7 +285,6 @@ func finish(c *tool.Ctx, st client.Handle, w *worked, p *plan) error {
 // would. In a writing batch, a session that comes twice in a row is read
 // again only after the caller is done with the first.
 type ahead struct {
-	ids     []string
 	results []chan *worked
 	slots   chan struct{}
 	after   map[int]chan struct{} // closed by done(i) where ids[i+1] == ids[i]
@@ -314,7 +313,7 @@ func startAhead(ids []string, parallel, writing bool, work func(id string, reser
 	if parallel {
 		window = aheadWindow()
 	}
-	a := &ahead{ids: ids, results: make([]chan *worked, len(ids)), slots: make(chan struct{}, window),
+	a := &ahead{results: make([]chan *worked, len(ids)), slots: make(chan struct{}, window),
 		after: map[int]chan struct{}{}, quit: make(chan struct{}), sizes: make([]uint64, len(ids))}
 	a.room = sync.NewCond(&a.mu)
 	for i := range ids {
