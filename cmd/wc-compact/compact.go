@@ -228,7 +228,7 @@ func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens
 		msgs[i] = w.path[i].Msg
 	}
 	if p.print {
-		w.print = transcriptToPrint(&w.m, msgs, p)
+		w.print, w.path = transcriptToPrint(&w.m, msgs, p), nil // held until printed: only the text
 		return w
 	}
 	w.blobs = map[[32]byte][]byte{}
@@ -243,6 +243,9 @@ func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens
 	}
 	w.next, w.shared = next, sharedPrefix(msgs, next)
 	changed := w.shared < len(msgs) || w.shared < len(next)
+	if p.dryRun {
+		w.path, w.next, w.blobs = nil, nil, nil // only a commit needs them
+	}
 	w.line = outcomeLine{ID: id, CompactOutcome: out, Changed: changed, Reduced: out.Reduced()}
 	if !p.dropped {
 		w.line.DroppedTranscript = ""
