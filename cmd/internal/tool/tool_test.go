@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,21 @@ func TestPrintJSON(t *testing.T) {
 		if (err == nil) != (werr == nil) || err == nil && c.out.held.String() != want.String() {
 			t.Errorf("PrintJSON(%T) wrote %q, %v; encoding/json %q, %v", tc.v, c.out.held.String(), err, want.String(), werr)
 		}
+	}
+}
+
+// NewID makes version 4, variant 1 UUIDs, every one different.
+func TestNewID(t *testing.T) {
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewID()
+		if !uuid.MatchString(id) {
+			t.Fatalf("%q is not a random UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("%q twice", id)
+		}
+		seen[id] = true
 	}
 }
