@@ -430,13 +430,7 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 	for _, ref := range hello.Refs[:min(len(hello.Refs), client.MaxPrefetched)] {
 		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
 	}
-	if wc.Pipelined() {
-		// The client sent its first request with the hello (wc-ls does):
-		// the welcome goes in the answer's write, which wakes the client
-		// once instead of twice.
-		wc.SendLater(welcome)
-		defer wc.Flush() // should the request never be answered
-	} else if err := wc.Send(welcome); err != nil {
+	if err := wc.Send(welcome); err != nil {
 		return
 	}
 	unsynced := false

@@ -1,15 +1,11 @@
 package store
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
-	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -621,84 +617,3 @@ func TestResidentReaderDryRunCollect(t *testing.T) {
 		t.Errorf("a reader collected: %v", err)
 	}
 }
-
-// writeRecorder keeps the size of each write made to its connection.
-type writeRecorder struct {
-	net.Conn
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (w *writeRecorder) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	w.writes = append(w.writes, append([]byte(nil), b...))
-	w.mu.Unlock()
-	return w.Conn.Write(b)
-}
-
-// A request sent with the hello, as wc-ls sends its listing, is answered
-// in the welcome's write: the waiting command wakes once, not twice.
-func TestPipelinedRequestAnsweredWithTheWelcome(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	create(t, dir, map[string][]session.Node{testID(1, 1): chain(3, 10), testID(2, 2): chain(2, 10)})
-	server, conn := net.Pipe()
-	rec := &writeRecorder{Conn: server}
-	served := make(chan error, 1)
-	go func() { served <- ServePrivate(Options{Dir: dir}, rec, nil) }()
-	q := ListQuery{Limit: 10}
-	c, err := client.Attach(conn, client.Ask{Mode: Read, LockTimeout: time.Second, Listing: &q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := 0
-	if err := c.ListInfo(q, func(*session.Info) error { listed++; return nil }); err != nil || listed != 2 {
-		t.Fatalf("listed %d sessions, %v", listed, err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.writes) == 0 {
-		t.Fatal("nothing was written")
-	}
-	first := rec.writes[0]
-	if frame := 4 + int(binary.BigEndian.Uint32(first)); len(first) <= frame {
-		t.Errorf("the welcome (%d bytes) went alone in a write of %d; %d writes in all", frame, len(first), len(rec.writes))
-	}
-}
-
-// A welcome held back for the answer to a pipelined request still goes out
-// when that request cannot be read.
-func TestWelcomeSentWhenThePipelinedRequestIsBad(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	create(t, dir, map[string][]session.Node{testID(1, 1): chain(2, 10)})
-	server, conn := net.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- ServePrivate(Options{Dir: dir}, server, nil) }()
-	hello := client.Hello{Proto: client.ProtocolVersion, Op: "begin", Build: client.BuildID(), Mode: Read, Timeout: time.Second}
-	var first bytes.Buffer
-	if err := client.NewConn(nopWriter{&first}).Send(&hello); err != nil {
-		t.Fatal(err)
-	}
-	// A frame longer than any frame may be.
-	first.Write([]byte{0xff, 0xff, 0xff, 0xff})
-	go func() { _, _ = conn.Write(first.Bytes()) }()
-	var welcome client.Welcome
-	err := client.NewConn(conn).Recv(&welcome)
-	conn.Close()
-	if err != nil || welcome.Err != nil {
-		t.Fatalf("no welcome: %+v, %v", welcome, err)
-	}
-	<-served
-}
-
-// nopWriter is a connection that only writes, to w.
-type nopWriter struct{ w *bytes.Buffer }
-
-func (c nopWriter) Write(b []byte) (int, error) { return c.w.Write(b) }
-func (nopWriter) Read([]byte) (int, error)      { return 0, io.EOF }
-func (nopWriter) Close() error                  { return nil }

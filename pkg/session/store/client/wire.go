@@ -68,10 +68,9 @@ var BuildID = sync.OnceValue(func() string {
 
 // Conn frames messages on one connection.
 type Conn struct {
-	conn  io.ReadWriteCloser
-	r     *bufio.Reader
-	out   []byte
-	later []Message // go out with the next Send
+	conn io.ReadWriteCloser
+	r    *bufio.Reader
+	out  []byte
 }
 
 // NewConn frames messages on conn.
@@ -85,27 +84,8 @@ type Message interface {
 	readWire(d *wireDecoder)
 }
 
-// Pipelined reports whether the peer's next message has arrived already:
-// it was sent without waiting for an answer.
-func (w *Conn) Pipelined() bool { return w.r.Buffered() > 0 }
-
-// SendLater queues m to go out with the next Send, in the same write.
-func (w *Conn) SendLater(m Message) { w.later = append(w.later, m) }
-
-// Flush sends what SendLater queued, if anything.
-func (w *Conn) Flush() error {
-	if len(w.later) == 0 {
-		return nil
-	}
-	return w.Send()
-}
-
-// Send writes the frames SendLater queued and those of ms with one write.
+// Send writes the frames of ms with one write.
 func (w *Conn) Send(ms ...Message) error {
-	if len(w.later) > 0 {
-		ms = append(w.later, ms...)
-		w.later = nil
-	}
 	w.out = w.out[:0]
 	for _, m := range ms {
 		start := len(w.out)
