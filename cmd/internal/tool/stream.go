@@ -36,6 +36,13 @@ func (o *Output) Write(p []byte) (int, error) {
 	return n, o.spool.failed()
 }
 
+// Grow makes room for n more bytes of output held until the command ends.
+func (o *Output) Grow(n int) {
+	if o.spool == nil {
+		o.held.Grow(n)
+	}
+}
+
 // WriteString implements io.StringWriter.
 func (o *Output) WriteString(s string) (int, error) {
 	if o.spool == nil {
