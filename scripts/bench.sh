@@ -18,8 +18,9 @@
 #   BENCH_BIG_MESSAGES=20000/2000  messages of the long session (appends, export)
 #   BENCH_COMPACT_SESSIONS=1000/100  sessions of the compaction batch
 #   BENCH_MAX_TOKENS=100000      wc-compact --max-tokens
-#   BENCH_RUNS=30/10             timed runs of the fast operations (append, list)
-#   BENCH_ROUNDS=5/2             turns they take (see "Times" below)
+#   BENCH_RUNS=30/10             timed runs of the other fast operations
+#   BENCH_TURN_RUNS=150/20       timed runs of those a target compares
+#   BENCH_TURN_ROUNDS=15/4       turns they take (see "Times" below)
 #   BENCH_SLOW_RUNS=3/3          timed runs of export and compaction
 #   BENCH_WARMUP=3/2             untimed runs before the fast operations
 #   BENCH_RSS_RUNS=10/8          extra runs of the fast operations under GNU time
@@ -92,11 +93,13 @@
 # %M of GNU time over the RSS runs (a separate loop for fast operations,
 # the timed runs themselves for slow ones). The commands a target compares
 # take turns: wc's resident appends on the three stores with sqlite3's
-# INSERTs, and each listing with its sqlite3 query, in BENCH_ROUNDS rounds
-# of a few runs each (every other round in reverse order), so that the
-# machine's pace, which moves by 1.5x within minutes here, weighs on both
-# sides of a ratio alike. The other modes and contenders run one after the
-# other.
+# INSERTs, and each listing with its sqlite3 query, in BENCH_TURN_ROUNDS
+# rounds of a few runs each (every other round in reverse order), so that
+# the machine's pace, which moves by 1.5x within minutes here, weighs on
+# both sides of a ratio alike. Each round gives a ratio of its own (the
+# medians of its runs); the quartiles of those ratios are printed beside
+# the verdict, so that a verdict decided by the machine's noise reads as
+# one. The other modes and contenders run one after the other.
 set -eu
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
@@ -173,7 +176,8 @@ BIG=${BENCH_BIG_MESSAGES:-$(q 20000 2000)}
 COMPACT=${BENCH_COMPACT_SESSIONS:-$(q 1000 100)}
 MAX_TOKENS=${BENCH_MAX_TOKENS:-100000}
 RUNS=${BENCH_RUNS:-$(q 30 10)}
-ROUNDS=${BENCH_ROUNDS:-$(q 5 2)}
+TURN_RUNS=${BENCH_TURN_RUNS:-$(q 150 20)}
+ROUNDS=${BENCH_TURN_ROUNDS:-$(q 15 4)}
 SLOW_RUNS=${BENCH_SLOW_RUNS:-3}
 WARMUP=${BENCH_WARMUP:-$(q 3 2)}
 RSS_RUNS=${BENCH_RSS_RUNS:-$(q 10 8)}
@@ -491,18 +495,20 @@ bench() {
 }
 
 # turns KEY=CMD...: times the commands in turns, ROUNDS rounds of about
-# RUNS/ROUNDS runs each (after WARMUP untimed runs in the first round and
-# one in the others), every other round in reverse order, then their peak
-# RSS as fast does. Run one after the other, a change of the machine's pace
-# between two commands showed as their ratio.
+# TURN_RUNS/ROUNDS runs each (after WARMUP untimed runs in the first round
+# and one in the others), every other round in reverse order, then their
+# peak RSS as fast does. Run one after the other, a change of the machine's
+# pace between two commands showed as their ratio. Each round's median goes
+# to $R/KEY.rounds, a line per round.
 turns() {
 	: >"$R/turns"
 	for kc in "$@"; do
 		printf '%s\n' "$kc" >>"$R/turns"
 		: >"$R/${kc%%=*}.times"
+		: >"$R/${kc%%=*}.rounds"
 		log "  ${kc%%=*}: ${kc#*=}"
 	done
-	per=$(((RUNS + ROUNDS - 1) / ROUNDS))
+	per=$(((TURN_RUNS + ROUNDS - 1) / ROUNDS))
 	round=0
 	while [ "$round" -lt "$ROUNDS" ]; do
 		warm=1
@@ -511,7 +517,13 @@ turns() {
 		# The order by key, reversed or not: keys are unique.
 		sort "$R/turns" | $order >"$R/turns.now"
 		while IFS= read -r kc <&3; do
-			timeruns "${kc%%=*}" "$per" "$warm" "" "${kc#*=}"
+			k=${kc%%=*}
+			: >"$R/$k.round.times"
+			timeruns "$k.round" "$per" "$warm" "" "${kc#*=}"
+			cat "$R/$k.round.times" >>"$R/$k.times"
+			stats "$k.round"
+			cat "$R/$k.round.time" >>"$R/$k.rounds"
+			rm -f "$R/$k.round".*
 		done 3<"$R/turns.now"
 		round=$((round + 1))
 	done
@@ -688,8 +700,8 @@ for f in "$R"/*.rssmed; do printf '%s %s\n' "$(basename "$f" .rssmed)" "$(cat "$
 
 echo
 echo "wc benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $load (at start: $(cat "$D/load.start" 2>/dev/null || echo n/a))" | sed 's/ (at start: n\/a)//'
-echo "tree $rev; mode: $([ -n "$quick" ] && echo quick || echo full); medians of $RUNS runs (fast) / $SLOW_RUNS runs (export, compact); $([ -n "$HYPERFINE" ] && echo hyperfine -N || echo shell loop); sqlite synchronous=$SQLITE_SYNC"
-awk -F'|' -v allf="$R/all" -v statf="$R/stats" '
+echo "tree $rev; mode: $([ -n "$quick" ] && echo quick || echo full); medians of $TURN_RUNS runs in $ROUNDS rounds (compared pairs) / $RUNS runs (other fast) / $SLOW_RUNS runs (export, compact); $([ -n "$HYPERFINE" ] && echo hyperfine -N || echo shell loop); sqlite synchronous=$SQLITE_SYNC"
+awk -F'|' -v allf="$R/all" -v statf="$R/stats" -v R="$R" '
 	BEGIN {
 		while ((getline l < allf) > 0) { split(l, a, " "); v[a[1]] = a[2] }
 		while ((getline l < statf) > 0) { split(l, a, " "); mean[a[1]] = a[3] }
@@ -702,19 +714,30 @@ awk -F'|' -v allf="$R/all" -v statf="$R/stats" '
 	}
 	function ratio(other, wc) { return (other < 0 || wc <= 0) ? "n/a" : (other / wc >= 10 ? sprintf("%.0fx", other / wc) : sprintf("%.2fx", other / wc)) }
 	function mib(k) { return (t(k) < 0) ? "n/a" : sprintf("%.0f", t(k) / 1024) }
+	# spread(A, B): the quartiles of the rounds ratios A/B (KEY.rounds
+	# files of the same turns, line by line), or "" without rounds.
+	function spread(a, b,    fa, fb, x, y, n, r, i, j, tmp) {
+		fa = R "/" a ".rounds"; fb = R "/" b ".rounds"; n = 0
+		while ((getline x < fa) > 0 && (getline y < fb) > 0) if (y > 0) r[++n] = x / y
+		close(fa); close(fb)
+		if (n < 2) return ""
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && r[j - 1] > r[j]; j--) { tmp = r[j]; r[j] = r[j - 1]; r[j - 1] = tmp }
+		return sprintf(", rounds %.2f-%.2fx", r[int((n + 3) / 4)], r[int((3 * n + 3) / 4)])
+	}
 	$1 == "row" {
 		split($4, u, " "); unit = u[1]; bytes = u[2]; k = $3; m = $5
 		w = t(k "." m ".time"); j = t(k ".jq.time"); s = t(k ".sql.time")
 		target = ""
 		if (k ~ /^append/) {
-			target = (s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL"
+			target = ((s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL") (m == "wc" ? spread(k ".sql", k ".wc") : "")
 			# Flat: median and mean (which carries the periodic level-0
 			# flatten) within 1.25x of those of the small store, same mode.
 			if (k != "append-one" && t("append-one." m ".time") > 0 && mean["append-one." m] > 0) {
 				rm = w / t("append-one." m ".time"); ra = mean[k "." m] / mean["append-one." m]
-				target = target sprintf(", flat %s (median %.2fx, mean %.2fx)", (rm <= 1.25 && ra <= 1.25) ? "ok" : "FAIL", rm, ra)
+				target = target sprintf(", flat %s (median %.2fx, mean %.2fx%s)", (rm <= 1.25 && ra <= 1.25) ? "ok" : "FAIL", rm, ra,
+					m == "wc" ? spread(k ".wc", "append-one.wc") : "")
 			}
-		} else if (k ~ /^ls/) target = (s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL"
+		} else if (k ~ /^ls/) target = ((s > 0 && w <= s) ? "<=sqlite ok" : "<=sqlite FAIL") (m == "wc" ? spread(k ".sql", k ".wc") : "")
 		else if (k == "export") target = (j / w >= 5) ? ">=5x jq ok" : ">=5x jq FAIL"
 		else if (k == "compact") target = (bytes / 1e6 / w >= 100) ? ">=100 MB/s ok" : ">=100 MB/s FAIL"
 		limit = (k == "compact") ? 256 : 64
@@ -744,6 +767,8 @@ echo "of the runs); RSS res: the resident process's own peak (VmHWM, a fresh pro
 echo "Targets: append <= sqlite3 INSERT and within 1.25x of the 10-message store (median and mean: the"
 echo "mean carries the level-0 flatten every 8th direct writer pays); list <= sqlite3; export >= 5x jq;"
 echo "compaction >= 100 MB/s; RSS < 64 MiB (batch < 256 MiB), the resident process's included."
+echo "rounds: the quartiles of the ratio of each round's medians (the commands a target compares take"
+echo "$ROUNDS turns); a range that spans 1.00x (or 1.25x) is a verdict within the machine's noise."
 awk -v allf="$R/all" 'BEGIN { while ((getline l < allf) > 0) { split(l, a, " "); v[a[1]] = a[2] }
 	printf "sqlite3 INSERT with synchronous=FULL (fsyncs its commit, as wc syncs before printing):"
 	n = split("one many big", st, " ")
