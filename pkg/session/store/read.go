@@ -477,10 +477,10 @@ func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error)
 	return path, nil
 }
 
-// List calls fn with every session's metadata, in key order (wc-compact
-// --all). It reads one metadata record per session and seeks past the
-// session's nodes; ListInfo is the cheaper listing. fn's error is returned
-// as is.
+// List calls fn with every session's metadata, in key order. It reads one
+// metadata record per session and seeks past the session's nodes: the
+// commands list through ListInfo, and List is what checks of the listing
+// compare it with. fn's error is returned as is.
 func (s *Store) List(fn func(*session.Meta) error) error {
 	var fnErr error
 	listed := 0

@@ -572,7 +572,7 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		if err == nil && !req.DryRun && !req.Defer {
 			err = s.sync()
 		}
-	case "walk", "nodes", "path", "list", "listinfo", "listjson":
+	case "walk", "nodes", "path", "listinfo", "listjson":
 		return s.stream(req, wc)
 	default:
 		err = fmt.Errorf("store: unknown request %q", req.Op)
@@ -722,8 +722,6 @@ func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) er
 	case "path":
 		// The stored values as they are: the client decodes them.
 		return s.st.pathRaw(req.ID, req.Seq, emit)
-	case "list":
-		return s.st.List(func(m *session.Meta) error { return emit(0, session.EncodeMeta(m)) })
 	case "listinfo", "listjson":
 		// Each item: the id, then the summary; or its line of JSON.
 		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }

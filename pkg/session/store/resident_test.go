@@ -112,7 +112,7 @@ func TestResidentRoundTrip(t *testing.T) {
 		t.Errorf("nodes: %d, %v", count, err)
 	}
 	var ids []string
-	if err := r.List(func(m *session.Meta) error { ids = append(ids, m.ID); return nil }); err != nil || !reflect.DeepEqual(ids, []string{id}) {
+	if err := r.ListInfo(ListQuery{}, func(i *session.Info) error { ids = append(ids, i.ID); return nil }); err != nil || !reflect.DeepEqual(ids, []string{id}) {
 		t.Errorf("list: %v, %v", ids, err)
 	}
 	// Errors keep their kind and text.
@@ -554,7 +554,7 @@ func TestResidentLockFreedForTheNextCommand(t *testing.T) {
 	busy := 0
 	for range 200 {
 		r := dial(t, dir, Read)
-		if err := r.List(func(*session.Meta) error { return nil }); err != nil {
+		if err := r.ListInfo(ListQuery{}, func(*session.Info) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		r.Close()

@@ -523,7 +523,6 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 		_, want = st.Blob(ref, sum)
 		same("Blob", got, want)
 	}
-	same("List", empty.List(nil), st.List(nil))
 	same("ListInfo", empty.ListInfo(ListQuery{}, nil), st.ListInfo(ListQuery{}, nil))
 	m := session.Meta{ID: id}
 	same("Commit", empty.Commit(&m, nil), st.Commit(&m, nil))

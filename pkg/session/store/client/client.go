@@ -455,17 +455,6 @@ func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte)
 	}, fn)
 }
 
-// List implements Handle.
-func (c *Client) List(fn func(*session.Meta) error) error {
-	return c.stream(&Request{Op: "list"}, false, func(_ uint64, v []byte) error {
-		m, err := session.DecodeMeta(v)
-		if err != nil {
-			return err
-		}
-		return fn(&m)
-	})
-}
-
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	return c.stream(listingReq(q, false), false, func(_ uint64, v []byte) error {

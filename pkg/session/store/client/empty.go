@@ -48,9 +48,6 @@ func (Empty) Path(id string, _ uint64, _ func(*session.Node) error) error { retu
 // PathRaw implements Handle.
 func (Empty) PathRaw(id string, _ uint64, _ func(uint64, []byte) error) error { return missing(id) }
 
-// List implements Handle.
-func (Empty) List(func(*session.Meta) error) error { return nil }
-
 // ListInfo implements Handle.
 func (Empty) ListInfo(ListQuery, func(*session.Info) error) error { return nil }
 
