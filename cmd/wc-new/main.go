@@ -16,8 +16,9 @@ Without --import the session is empty: it has the project, the system prompt and
 
 Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import, one or more sessions each; --import names its format, and FILE arguments alone mean --import auto, which tells the formats apart by their content:
 
-  native     the share JSON of wc-export --format json and of whycodes,
-             a bare JSON array of messages, or the lines of
+  native     the share JSON of wc-export --format json and of whycodes
+             (a session, or several: one a line, or an array of
+             them), a bare JSON array of messages, or the lines of
              wc-export --format jsonl
   claude     a Claude Code session (~/.claude/projects/*/*.jsonl)
   codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl)
@@ -43,6 +44,8 @@ A native share keeps everything (title, times, usage, cost, branches); only the 
 		{Text: "Import every Claude Code session of a project:", Command: `wc-new ~/.claude/projects/-home-me-src-app/*.jsonl | jq -r '[.id[:8], .message_count, .title] | @tsv'`},
 		{Text: "Copy a session through its share JSON:",
 			Command: `wc-export 3f2a --format json | wc-new --import native`},
+		{Text: "Restore a backup of every session (wc-ls | wc-export > backup.ndjson) into another store:",
+			Command: `wc-new --store ~/restored backup.ndjson | jq -r .title`},
 	},
 	Action: newSession,
 }

@@ -17,11 +17,13 @@ import (
 //     array of messages is native unless its messages are of OpenAI shape
 //     (tool_calls, developer or system roles, image_url parts, null
 //     content) or Anthropic shape (tool_use, tool_result, thinking blocks);
-//     native spellings (tooluse, toolresult, created_at) win.
+//     native spellings (tooluse, toolresult, created_at) win. An array of
+//     shares is native: sessions gathered by jq -s.
 //   - Otherwise JSONL, decided by the first line that is a JSON object and
 //     says what it is: Codex rollout lines (session_meta, response_item,
 //     event_msg, turn_context, compacted, or a payload), Claude Code records
-//     (a known record type), or messages (role: a native stream).
+//     (a known record type), or native lines: messages (role), wc-export
+//     --format jsonl nodes, or shares (messages), one session a line.
 //
 // Nothing recognisable is a *session.InvalidError.
 func Detect(data []byte) (Kind, error) {
@@ -90,6 +92,9 @@ func detectDocument(doc gjson.Result) (Kind, bool) {
 		return listKind(msgs), true
 	case doc.IsArray():
 		first := doc.Get("0")
+		if isShare(first) {
+			return KindNative, true // shares gathered by jq -s
+		}
 		if !first.IsObject() || !first.Get("role").Exists() {
 			return "", false
 		}
@@ -195,7 +200,7 @@ func detectLine(v gjson.Result) Kind {
 	if t.Type == gjson.String && claudeTypes[t.Str] && !v.Get("role").Exists() {
 		return KindClaude
 	}
-	if v.Get("role").Exists() || v.Get("message").IsObject() { // messages, or wc-export jsonl nodes
+	if v.Get("role").Exists() || v.Get("message").IsObject() || isShare(v) { // messages, wc-export jsonl nodes or json shares
 		return KindNative
 	}
 	return ""

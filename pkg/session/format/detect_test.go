@@ -26,6 +26,8 @@ func TestDetectSamples(t *testing.T) {
 		{"native array with wc blocks", `[{"role":"assistant","content":[{"type":"tooluse","id":"1","name":"n","input":{}}]},{"role":"tool","content":"x","tool_call_id":"1"}]`, KindNative},
 		{"plain message array", `[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]`, KindNative},
 		{"native stream", "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"yo\"}\n", KindNative},
+		{"shares a line", "{\"title\":\"a\",\"messages\":[]}\n{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n", KindNative},
+		{"array of shares", `[{"title":"a","messages":[]},{"messages":[]}]`, KindNative},
 		{"openai body", `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`, KindOpenAI},
 		{"openai body with system", `{"model":"o3","messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}]}`, KindOpenAI},
 		{"openai array", `[{"role":"system","content":"s"},{"role":"user","content":"hi"}]`, KindOpenAI},

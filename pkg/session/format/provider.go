@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -10,9 +11,13 @@ import (
 )
 
 // importNative reads a whycodes or wc share (or a bare array of messages),
-// or a stream of messages (NDJSON, wc-export jsonl).
+// several shares (a line each, or an array of them: a session each), or a
+// stream of messages (NDJSON, wc-export jsonl).
 func importNative(data []byte) ([]Imported, error) {
 	data = bytes.TrimSpace(data)
+	if shares, where := shareList(data); shares != nil {
+		return importShares(shares, where)
+	}
 	var imp Imported
 	if gjson.ValidBytes(data) && !isNodeLine(data) {
 		sh, err := session.DecodeShare(data)
@@ -43,6 +48,62 @@ func importNative(data []byte) ([]Imported, error) {
 		return nil, errNoMessages
 	}
 	return []Imported{imp}, nil
+}
+
+// isShare reports whether v is a share: an object with a messages array
+// that is not a message itself.
+func isShare(v gjson.Result) bool {
+	return v.IsObject() && v.Get("messages").IsArray() && !v.Get("role").Exists()
+}
+
+// shareList finds the shares of several sessions, as wc-export --format
+// json prints them: one per line, or gathered in an array (jq -s). It
+// returns nil unless every line or element is a share, and "line" or
+// "element" for errors.
+func shareList(data []byte) (shares [][]byte, where string) {
+	if gjson.ValidBytes(data) {
+		doc := gjson.ParseBytes(data)
+		if !doc.IsArray() {
+			return nil, ""
+		}
+		all := true
+		doc.ForEach(func(_, v gjson.Result) bool {
+			all = isShare(v)
+			shares = append(shares, []byte(v.Raw))
+			return all
+		})
+		if !all || len(shares) == 0 {
+			return nil, ""
+		}
+		return shares, "element"
+	}
+	all := true
+	forEachLine(data, func(line []byte) {
+		if all = all && gjson.ValidBytes(line) && isShare(gjson.ParseBytes(line)); all {
+			shares = append(shares, line)
+		}
+	})
+	if !all || len(shares) < 2 {
+		return nil, ""
+	}
+	return shares, "line"
+}
+
+// importShares reads each share as a session of its own, in order; an
+// error names the line or element it is in.
+func importShares(shares [][]byte, where string) ([]Imported, error) {
+	out := make([]Imported, 0, len(shares))
+	for i, raw := range shares {
+		sh, err := session.DecodeShare(raw)
+		if err == nil && !hasTurns(&sh) {
+			err = errNoMessages
+		}
+		if err != nil {
+			return nil, &session.InvalidError{Msg: fmt.Sprintf("%s %d: %v", where, i+1, err)}
+		}
+		out = append(out, Imported{Share: sh, SourceID: strVal(gjson.GetBytes(raw, "id"))})
+	}
+	return out, nil
 }
 
 // requestMessages finds the messages of a request body or a bare array.
