@@ -125,6 +125,9 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 	if p.maxChars <= 0 {
 		return nil, tool.Usagef("--max-chars must be above 0")
 	}
+	if (p.full || p.fullReplace) && !c.IsSet("max-chars") {
+		p.maxChars = session.FullTranscriptMaxChars // whycodes' cap for a whole transcript
+	}
 	modes := 0
 	for _, f := range []string{"max-tokens", "full-replace", "native"} {
 		if c.IsSet(f) {

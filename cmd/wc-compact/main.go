@@ -42,7 +42,7 @@ To have a model write the summary, print what will be replaced, summarise it, an
     | llm "summarise this conversation" \
     | wc-compact ID --max-tokens 8000 --summary -
 
-Model summaries are cleaned the way whycodes does (<analysis> dropped, <summary> unwrapped). --print-transcript --full prints the whole transcript, for --full-replace.
+Model summaries are cleaned the way whycodes does (<analysis> dropped, <summary> unwrapped). --print-transcript --full prints the whole transcript, for --full-replace (cut at 48,000 bytes, as whycodes does, unless --max-chars says otherwise).
 
 A batch (--all, or more than one session) opens the store once, in this process (a resident store process is asked to make way), shows progress on a terminal, and reads and compacts the next sessions on the other cores while it commits one (at most one per core, up to four, and one more; beyond the two it commits next, only while their token estimates total 4M tokens): its memory is bounded by the largest sessions, not by the store (a Go heap limit of 128 MiB applies unless GOMEMLIMIT is set). It compacts in store order, by id, whatever order the sessions were given in, so that its writes stay together in the store (in any other order each merge of its writes would rewrite most of the store); each line names its session. Store maintenance that a batch's writes call for is done before it exits, not left to the next command. A session that fails gets "error" on its line and the rest go on; the exit status is then 1.`,
 	Flags: func() []cli.Flag {
@@ -58,7 +58,7 @@ A batch (--all, or more than one session) opens the store once, in this process 
 			&cli.StringFlag{Name: "native", Usage: "replace the prefix with the provider compaction block (JSON) in `FILE`"},
 			&cli.BoolFlag{Name: "print-transcript", Usage: "print the text the compaction would replace, for a model to summarise"},
 			&cli.BoolFlag{Name: "full", Usage: "with --print-transcript: the whole transcript"},
-			&cli.IntFlag{Name: "max-chars", Value: 12000, Usage: "with --print-transcript and --dropped: cap the transcript at `N` bytes"},
+			&cli.IntFlag{Name: "max-chars", Value: 12000, Usage: "with --print-transcript and --dropped: cut the transcript at `N` bytes (a cut one ends in a line \"…\"; 48000 with --full or --full-replace)"},
 			&cli.BoolFlag{Name: "dropped", Usage: "include the replaced transcript in the output as dropped_transcript"},
 			&cli.BoolFlag{Name: "discard", Usage: "keep no pre-compact branch"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "compute and print, write nothing"},
