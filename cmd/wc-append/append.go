@@ -97,6 +97,15 @@ func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
 	if walkErr != nil {
 		return walkErr
 	}
+	// Checked again as stored (stamped, named, capped): a message over the
+	// limit only with its created_at would not import back from an export.
+	stored := make([]session.Message, len(res.Nodes))
+	for i := range res.Nodes {
+		stored[i] = res.Nodes[i].Msg
+	}
+	if err := session.CheckSizes(stored, false); err != nil {
+		return tool.DataErrf("%v", err)
+	}
 	if p.usage != nil {
 		if !meta.Usage.Fits(*p.usage) {
 			return tool.DataErrf("session %s: its token usage would exceed what wc can count", id)
@@ -273,10 +282,15 @@ func trimNewlines(s string) string { return strings.TrimRight(s, "\r\n") }
 
 func readMetadataFlags(c *tool.Ctx, p *plan) error {
 	if c.IsSet("usage") {
+		// Strict: an object of another shape (OpenAI's prompt_tokens, a
+		// typo) would otherwise record no usage at all.
 		var u session.Usage
-		dec := json.NewDecoder(strings.NewReader(c.String("usage")))
-		if err := dec.Decode(&u); err != nil || dec.More() {
-			return tool.Usagef("--usage is not a usage object").WithHint(`example: --usage '{"input_tokens":1200,"output_tokens":300}'`)
+		raw := strings.TrimSpace(c.String("usage"))
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if !strings.HasPrefix(raw, "{") || dec.Decode(&u) != nil || dec.More() ||
+			!strings.Contains(raw, `"input_tokens"`) || !strings.Contains(raw, `"output_tokens"`) {
+			return tool.Usagef("--usage is not a usage object").WithHint(`example: --usage '{"input_tokens":1200,"output_tokens":300}' (and optionally cache_creation_input_tokens, cache_read_input_tokens)`)
 		}
 		p.usage = &u
 	}

@@ -12,7 +12,7 @@ var spec = tool.Spec{
 	ArgsUsage: "[SESSION...]",
 	Description: `Appends to the active path of each SESSION and prints its info as one line of JSON, with the seqs of the new messages under "appended".
 
-With a SESSION argument the messages come from stdin: one message object, an array of them, NDJSON, the lines of wc-export --format jsonl (of one path, in its order: the lines of a tree, from --tree, would interleave its branches and are refused with status 65), or a provider response body (an Anthropic message or an OpenAI chat completion, whose usage is recorded too). With --role, stdin is instead the raw text of one message of that role. Messages use whycodes' JSON; the Anthropic and OpenAI spellings (tool_use, tool_result, tool_calls, image_url) are read as well, and members wc does not know are kept as they are.
+With a SESSION argument the messages come from stdin: one message object, an array of them, NDJSON, the lines of wc-export --format jsonl (of one session's path, in its order: the lines of a tree, from --tree, would interleave its branches, and those of two sessions join two conversations; both are refused with status 65), or a provider response body (an Anthropic message or an OpenAI chat completion, whose usage is recorded too). With --role, stdin is instead the raw text of one message of that role. Messages use whycodes' JSON; the Anthropic and OpenAI spellings (tool_use, tool_result, tool_calls, image_url) are read as well, and members wc does not know are kept as they are.
 
 Without a SESSION argument the sessions are read from stdin (ids, JSON strings, or the JSON output of any wc command, one per line) and the content comes from --text, --file or --note. That is how wc-append sits in a pipeline.
 

@@ -28,20 +28,24 @@ func (n nodeLine) follows(prev uint64) bool {
 }
 
 // CheckPath refuses the lines of wc-export --format jsonl that are not one
-// path in order for their session, for the commands that take a stream as
+// path in order of one session, for the commands that take a stream as
 // the messages of one path: the lines of a tree (--tree) or lines out of
-// order would interleave its branches. Lines a filter thinned pass, and so
-// does any other message.
+// order would interleave its branches, and two sessions' lines would join
+// two conversations. Lines a filter thinned pass, and so does any other
+// message.
 func (b *Batch) CheckPath() error {
-	prev := map[string]uint64{}
+	var id string
+	var prev uint64
 	for _, n := range b.nodes {
 		switch {
 		case !n.ok:
-		case !n.follows(prev[n.id]):
+		case id != "" && n.id != id:
+			return lineErr(n.line, "the lines are of two sessions, %s and %s: give one session's lines", id, n.id)
+		case !n.follows(prev):
 			return lineErr(n.line, "session %s: the lines are not one path in order (node %d's parent %d "+
 				"is not the node before it): export the path, without --tree", n.id, n.seq, n.parent)
 		default:
-			prev[n.id] = n.seq
+			id, prev = n.id, n.seq
 		}
 	}
 	return nil
