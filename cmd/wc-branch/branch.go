@@ -159,6 +159,11 @@ func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Empty stdin is more often a command before this one that failed
+		// than a wish to empty the path, which [] says.
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, tool.DataErrf("no messages on stdin").WithHint("to make the path empty, pipe []")
+		}
 		batch, err := format.ParseMessages(data)
 		if err == nil {
 			err = batch.CheckPath()

@@ -17,6 +17,7 @@ const LabelMaxChars = 72
 type BranchError struct {
 	Msg      string
 	NotFound bool
+	BadName  bool // a name wc-branch could not give
 }
 
 func (e *BranchError) Error() string { return e.Msg }
@@ -87,12 +88,16 @@ func (m *Meta) Mark(name string) (string, error) {
 // as a number would be taken for a seq.
 func validBranchName(name string) error {
 	if _, err := strconv.ParseUint(name, 10, 64); err == nil {
-		return branchErrorf("a branch name cannot be a number: %q", name)
+		return badNamef("a branch name cannot be a number: %q", name)
 	}
 	if strings.ContainsFunc(name, unicode.IsControl) {
-		return branchErrorf("a branch name cannot hold control characters")
+		return badNamef("a branch name cannot hold control characters")
 	}
 	return nil
+}
+
+func badNamef(format string, args ...any) error {
+	return &BranchError{Msg: fmt.Sprintf(format, args...), BadName: true}
 }
 
 // CheckBranchName refuses a name wc-branch could not have given: one that
@@ -100,7 +105,7 @@ func validBranchName(name string) error {
 // space.
 func CheckBranchName(name string) error {
 	if strings.TrimSpace(name) != name {
-		return branchErrorf("a branch name cannot start or end with space: %q", name)
+		return badNamef("a branch name cannot start or end with space: %q", name)
 	}
 	return validBranchName(name)
 }

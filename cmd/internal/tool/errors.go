@@ -26,9 +26,9 @@ var ExitStatuses = []struct {
 }{
 	{ExitOK, "Success."},
 	{ExitFailure, "Failure: the store could not be read or written, or another error."},
-	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid or ambiguous session reference."},
-	{ExitNotFound, "A session or message was not found."},
-	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role, invalid UTF-8, an oversized message, token usage or cost that would add up past what wc can store."},
+	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid flag value, an invalid or ambiguous session reference, a branch name wc-branch cannot give."},
+	{ExitNotFound, "Not found: a session, message, branch, blob or input file."},
+	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role in a message, invalid UTF-8, an oversized message, token usage or cost that would add up past what wc can store."},
 	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout; nothing was changed, and retrying is safe."},
 }
 
@@ -101,6 +101,9 @@ func exitStatus(err error) (int, []string) {
 	case errors.As(err, &branchErr):
 		if branchErr.NotFound {
 			return ExitNotFound, nil
+		}
+		if branchErr.BadName {
+			return ExitUsage, nil
 		}
 		return ExitFailure, nil
 	}
