@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,9 @@ func durationSeconds(s string) (uint64, error) {
 	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
 		return n, nil
 	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f < math.MaxInt64/1e9 {
+		return uint64(f), nil // whole seconds, as a DURATION gives them
+	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return 0, tool.Usagef("--duration %q is not a duration", s)
@@ -190,6 +194,9 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 	opt := format.RequestOptions{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
+		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+			return nil, tool.Usagef("--temperature %s is not a temperature", c.String("temperature"))
+		}
 		opt.Temperature = &t
 	}
 	if c.IsSet("tools") {
