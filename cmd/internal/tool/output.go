@@ -67,6 +67,7 @@ func (c *Ctx) Table(header []string, rows [][]string) {
 // ParseTime reads --since/--until: an RFC 3339 time, a date (YYYY-MM-DD, in
 // UTC), or an age such as 90m, 36h or 7d before now.
 func ParseTime(s string, now time.Time) (time.Time, error) {
+	const maxAgeDays = 10_000_000 // 27,000 years
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
@@ -75,8 +76,9 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		var n int
-		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		// A Duration of days wraps past 106,751 of them; AddDate does not.
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && n <= maxAgeDays && fmt.Sprint(n) == days {
+			return now.AddDate(0, 0, -n), nil
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {

@@ -32,8 +32,9 @@ import (
 // "listjson" request, whose lines (AppendSummaryJSON) are then part of the
 // protocol too: a resident process of another build renders them. 4: a
 // commit's nodes carry their Same hints, and stored nodes read through
-// the socket are never references (session.EncodeNodeRef).
-const ProtocolVersion = 4
+// the socket are never references (session.EncodeNodeRef). 5: a listing's
+// time bounds travel as seconds and nanoseconds, not UnixNano.
+const ProtocolVersion = 5
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -444,19 +445,22 @@ func readQuery(d *wireDecoder, q *ListQuery) {
 	q.Limit = int(d.int())
 }
 
-// appendTime keeps the zero time apart: it has no UnixNano.
+// appendTime keeps the zero time apart, and sends seconds and nanoseconds:
+// UnixNano wraps outside the years 1678 to 2262.
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return appendBool(b, false)
 	}
-	return binary.AppendVarint(appendBool(b, true), t.UnixNano())
+	b = binary.AppendVarint(appendBool(b, true), t.Unix())
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
 func readTime(d *wireDecoder) time.Time {
 	if !d.bool() {
 		return time.Time{}
 	}
-	return time.Unix(0, d.int())
+	sec := d.int()
+	return time.Unix(sec, int64(d.uint()))
 }
 
 func (r *Response) appendWire(b []byte) []byte {
