@@ -78,7 +78,7 @@ func Version() string {
 type Ctx struct {
 	*cli.Context
 	Spec *Spec
-	Now  time.Time
+	Now  time.Time // the command's start, or when it read stdin
 
 	stdin     io.Reader
 	stdinTTY  bool

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -33,6 +34,10 @@ func (c *Ctx) Stdin() ([]byte, error) {
 	}
 	data, err := readAllLimited(c.stdin, "stdin")
 	c.stdinData = data
+	// In a pipe this command started beside the one before it, whose
+	// session may be newer than our start: what this one writes is dated
+	// after its input came.
+	c.Now = time.Now()
 	return data, err
 }
 
