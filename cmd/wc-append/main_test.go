@@ -97,8 +97,8 @@ func TestAppendResultJSON(t *testing.T) {
 }
 
 // A command that is not a batch runs to the end whatever signal comes:
-// what it commits is printed, never reported as failed. Here SIGINT and
-// SIGTERM reach it while it waits for the store's lock.
+// what it commits is printed, never reported as failed. Here SIGINT,
+// SIGTERM and SIGHUP reach it while it waits for the store's lock.
 func TestSignalsDoNotStopAnAppend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := store.Open(store.Options{Dir: dir}, store.Write)
@@ -119,7 +119,7 @@ func TestSignalsDoNotStopAnAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // started, and waiting
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ A batch (--all, or more than one session) opens the store once, in this process 
 	// Batches open the store in this process: through a socket they ran
 	// at 24 against 40 MB/s.
 	Direct:  local.Open,
-	Signals: "SIGINT or SIGTERM stops a batch between two sessions: the lines of the sessions done are printed, then an error says how many of how many were done (exit status 1). A session whose compaction was committed is always printed. SIGKILL stops it as a crash would: a session it had not printed may be compacted or not, never half.",
+	Signals: "SIGINT, SIGTERM or SIGHUP stops a batch between two sessions: the lines of the sessions done are printed, then an error says how many of how many were done (exit status 1). A session whose compaction was committed is always printed. SIGKILL stops it as a crash would: a session it had not printed may be compacted or not, never half.",
 }
 
 func main() { tool.Main(&spec) }

@@ -52,7 +52,7 @@ type Spec struct {
 }
 
 // ignoredSignals is the man page's SIGNALS of the other commands.
-const ignoredSignals = "SIGINT and SIGTERM are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
+const ignoredSignals = "SIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
 
 // Example is one documented invocation.
 type Example struct {
@@ -81,6 +81,7 @@ type Ctx struct {
 	Now  time.Time // the command's start, or when it read stdin
 
 	stdin     io.Reader
+	args      []string // as the command was run, its name first
 	stdinTTY  bool
 	stdinRead bool
 	stdinData []byte
@@ -129,6 +130,7 @@ func (spec *Spec) App() *cli.App {
 	for i, f := range flags {
 		flags[i] = keepNames(f)
 	}
+	cli.FlagStringer = helpLine
 	return &cli.App{
 		Name:                   spec.Name,
 		Usage:                  spec.Summary,
@@ -232,7 +234,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	if spec.Signals != "" {
 		ctx, stop = notifyContext()
 	} else {
-		signal.Ignore(os.Interrupt, syscall.SIGTERM)
+		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // HUP: the terminal closed
 	}
 	defer stop()
 
@@ -240,7 +242,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	var c *Ctx
 	app.Action = func(cc *cli.Context) error {
-		c = &Ctx{Context: cc, Spec: spec, Now: time.Now(), stdin: stdin,
+		c = &Ctx{Context: cc, Spec: spec, Now: time.Now(), stdin: stdin, args: args,
 			stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout)}
 		if spec.Streams {
 			c.out.startStreaming(stdout)
@@ -301,7 +303,7 @@ func notifyContext() (context.Context, func()) {
 	sigs := make(chan os.Signal, 1)
 	installed := make(chan struct{})
 	go func() {
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		close(installed)
 		select {
 		case <-sigs:

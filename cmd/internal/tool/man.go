@@ -29,6 +29,7 @@ func (spec *Spec) ManPage() string {
 	}
 	b.WriteString(".TP\n.B \\-\\-help, \\-h\nShow help and exit.\n")
 	b.WriteString(".TP\n.B \\-\\-version, \\-v\nPrint the version and exit.\n")
+	b.WriteString(".TP\n.B \\-\\-generate\\-bash\\-completion\nFor shell completion, as the last argument: after a partial flag, print the flags it may complete to, one a line, and do nothing else.\n")
 
 	b.WriteString(".SH EXIT STATUS\n")
 	for _, s := range ExitStatuses {
@@ -97,14 +98,8 @@ func writeFlag(b *strings.Builder, f cli.Flag) {
 		b.WriteString(` \fI` + roff(placeholder) + `\fR`)
 	}
 	b.WriteString("\n" + roff(usage))
-	if doc.TakesValue() {
-		def := doc.GetDefaultText()
-		if def == "" {
-			def = doc.GetValue()
-		}
-		if def != "" && def != `""` && def != "0" && def != "[]" {
-			b.WriteString(" (default: " + roff(strings.Trim(def, `"`)) + ")")
-		}
+	if def := flagDefault(doc); def != "" {
+		b.WriteString(" (default: " + roff(def) + ")")
 	}
 	if env := doc.GetEnvVars(); len(env) > 0 {
 		b.WriteString(" (env: " + roff(strings.Join(env, ", ")) + ")")
@@ -137,6 +132,40 @@ func roffLines(s string) string {
 		lines[i] = roff(lines[i])
 	}
 	return strings.Join(lines, "\n")
+}
+
+// flagDefault is the default a flag's help and man page show: none for a
+// flag without a value, or whose default is empty or zero (its usage says
+// what then happens).
+func flagDefault(doc cli.DocGenerationFlag) string {
+	if !doc.TakesValue() {
+		return ""
+	}
+	def := doc.GetDefaultText()
+	if def == "" {
+		def = doc.GetValue()
+	}
+	if def == `""` || def == "0" || def == "[]" {
+		return ""
+	}
+	return strings.Trim(def, `"`)
+}
+
+// helpLine is a flag's line in --help, with the default its man page shows.
+func helpLine(f cli.Flag) string {
+	doc, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return f.String()
+	}
+	placeholder, usage := unquoteUsage(doc.GetUsage())
+	if doc.TakesValue() && placeholder == "" {
+		placeholder = "value"
+	}
+	line := cli.FlagNamePrefixer(f.Names(), placeholder) + "\t" + usage
+	if def := flagDefault(doc); def != "" {
+		line += " (default: " + def + ")"
+	}
+	return cli.FlagEnvHinter(doc.GetEnvVars(), line)
 }
 
 // unquoteUsage takes the `NAME` placeholder out of a flag's usage, as

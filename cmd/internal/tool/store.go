@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -39,10 +40,32 @@ var CommonEnv = []EnvVar{
 	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
 }
 
+// onCommandLine reports whether the long flag was given as an argument
+// (urfave/cli counts one its environment variable set as set too).
+func (c *Ctx) onCommandLine(name string) bool {
+	for _, a := range c.args[min(1, len(c.args)):] {
+		if a == "--" {
+			break
+		}
+		for _, dash := range []string{"-", "--"} {
+			if a == dash+name || strings.HasPrefix(a, dash+name+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // StoreDir is the store directory the flags and environment select.
 func (c *Ctx) StoreDir() (string, error) {
 	if dir := c.String("store"); dir != "" {
 		return filepath.Abs(dir)
+	}
+	// An empty WC_STORE means the default, as for most variables; an empty
+	// --store is more likely "$DIR" of an unset variable, and writing to
+	// the default store instead would surprise.
+	if c.onCommandLine("store") {
+		return "", Usagef("--store is empty").WithHint("leave --store out for the default store")
 	}
 	if xdg := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(xdg) {
 		return filepath.Join(xdg, "wc"), nil

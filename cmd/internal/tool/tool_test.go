@@ -229,7 +229,7 @@ func TestManPageSections(t *testing.T) {
 		`.TH "WC-TEST" "1"`, ".SH NAME\nwc\\-test \\- test a page", ".SH SYNOPSIS", ".SH OPTIONS",
 		".B \\-\\-format \\fIFORMAT\\fR\noutput FORMAT (default: json)",
 		".B \\-\\-store \\fIDIR\\fR", "(env: WC_LOCK_TIMEOUT)", ".SH EXIT STATUS\n.TP\n.B 0\n",
-		".B 75\n", ".SH SIGNALS\n.PP\nSIGINT and SIGTERM are ignored", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
+		".B 75\n", ".SH SIGNALS\n.PP\nSIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
 		".nf\nindented \\-line\nkept\n.fi", ".SH SEE ALSO", ".BR wc\\-append (1)",
 	} {
 		if !strings.Contains(page, want) {
@@ -240,6 +240,32 @@ func TestManPageSections(t *testing.T) {
 
 // Ctx.IsSet answers as cli.Context.IsSet does, for flags given by name, by
 // alias, through their environment variable, or not at all.
+// --help shows the defaults the man page shows: none for a zero value,
+// whose usage says what happens then.
+func TestHelpDefaultsMatchTheManPage(t *testing.T) {
+	spec := &Spec{Name: "wc-test", Summary: "test help", Action: func(*Ctx) error { return nil },
+		Flags: func() []cli.Flag {
+			return []cli.Flag{
+				&cli.StringFlag{Name: "format", Value: "json", Usage: "output `FORMAT`"},
+				&cli.Uint64Flag{Name: "at", Usage: "the node `SEQ` (default: the head)"},
+				&cli.BoolFlag{Name: "text", Usage: "print text"},
+			}
+		}}
+	var out, errOut bytes.Buffer
+	if code := Run(spec, []string{"wc-test", "--help"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	help := out.String()
+	for _, want := range []string{"output FORMAT (default: json)", "the node SEQ (default: the head)\n", "print text\n", "[$WC_STORE]"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, "(default: 0)") || strings.Contains(help, "(default: false)") {
+		t.Errorf("help shows a zero default:\n%s", help)
+	}
+}
+
 func TestIsSetMatchesCli(t *testing.T) {
 	t.Setenv("WC_TEST_FROM_ENV", "x")
 	flags := []cli.Flag{
