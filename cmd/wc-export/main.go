@@ -32,7 +32,7 @@ var spec = tool.Spec{
             without a result gets an error result, a result without a
             call is dropped); the stored transcript is not touched
 
-With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was.
+With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. No export format carries those bodies: a session's share JSON or JSONL keeps its wc-blob: pointers, so a backup of a spilled session needs its blobs too (wc-export --blob for each pointer), or a copy of the whole store directory.
 
 Exports read the store under a shared lock, so any number run side by side. Unlike the commands that write, wc-export prints as it reads: what it reads is on disk already. Output that stdout does not take at once (a pager nobody scrolls) waits in memory, then in an unlinked temporary file under TMPDIR, so that a slow reader never holds the lock, and other commands, back.
 
