@@ -149,9 +149,10 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	if batch {
 		limitMemory()
 	}
-	if mode == client.Read && !batch {
+	if !batch && (mode == client.Read || len(first.refs) > 0) {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			// Readers create nothing: there is no store to open, nor a
+			// Readers create nothing, nor do writers to sessions that
+			// would have to be in it: there is no store to open, nor a
 			// process to start to say so.
 			return client.Empty{}, nil
 		}
