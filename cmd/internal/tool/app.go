@@ -130,7 +130,6 @@ func (spec *Spec) App() *cli.App {
 	for i, f := range flags {
 		flags[i] = keepNames(f)
 	}
-	cli.FlagStringer = helpLine
 	return &cli.App{
 		Name:                   spec.Name,
 		Usage:                  spec.Summary,
@@ -238,6 +237,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	}
 	defer stop()
 
+	cli.FlagStringer = helpLine // urfave/cli's help takes it from a global
 	app := spec.App()
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	var c *Ctx

@@ -15,35 +15,32 @@ import (
 // stream of messages (NDJSON, wc-export jsonl).
 func importNative(data []byte) ([]Imported, error) {
 	data = bytes.TrimSpace(data)
-	if shares, where := shareList(data); shares != nil {
-		return importShares(shares, where)
+	if gjson.ValidBytes(data) && !isNodeLine(data) {
+		if shares := arrayShares(gjson.ParseBytes(data)); shares != nil {
+			return importShares(shares, "element")
+		}
+		return importShares([][]byte{data}, "")
+	}
+	if shares := lineShares(data); shares != nil {
+		return importShares(shares, "line")
+	}
+	batch, err := ParseMessages(data)
+	if err != nil {
+		return nil, err
+	}
+	if out, ok, err := importNodes(&batch); ok {
+		return out, err
 	}
 	var imp Imported
-	if gjson.ValidBytes(data) && !isNodeLine(data) {
-		sh, err := session.DecodeShare(data)
-		if err != nil {
-			return nil, err
-		}
-		imp.Share = sh
-		imp.SourceID = strVal(gjson.GetBytes(data, "id"))
-	} else {
-		batch, err := ParseMessages(data)
-		if err != nil {
-			return nil, err
-		}
-		if out, ok, err := importNodes(&batch); ok {
-			return out, err
-		}
-		imp.Share.Messages = batch.Messages
-		if batch.Usage != nil {
-			imp.Share.Meta.Usage = *batch.Usage
-		}
-		var span timeSpan
-		for i := range batch.Messages {
-			span.add(batch.Messages[i].CreatedAt)
-		}
-		imp.Share.Meta.CreatedAt, imp.Share.Meta.UpdatedAt = span.first, span.last
+	imp.Share.Messages = batch.Messages
+	if batch.Usage != nil {
+		imp.Share.Meta.Usage = *batch.Usage
 	}
+	var span timeSpan
+	for i := range batch.Messages {
+		span.add(batch.Messages[i].CreatedAt)
+	}
+	imp.Share.Meta.CreatedAt, imp.Share.Meta.UpdatedAt = span.first, span.last
 	if !hasTurns(&imp.Share) {
 		return nil, errNoMessages
 	}
@@ -56,27 +53,33 @@ func isShare(v gjson.Result) bool {
 	return v.IsObject() && v.Get("messages").IsArray() && !v.Get("role").Exists()
 }
 
-// shareList finds the shares of several sessions, as wc-export --format
-// json prints them: one per line, or gathered in an array (jq -s). It
-// returns nil unless every line or element is a share, and "line" or
-// "element" for errors.
-func shareList(data []byte) (shares [][]byte, where string) {
-	if gjson.ValidBytes(data) {
-		doc := gjson.ParseBytes(data)
-		if !doc.IsArray() {
-			return nil, ""
-		}
-		all := true
-		doc.ForEach(func(_, v gjson.Result) bool {
-			all = isShare(v)
-			shares = append(shares, []byte(v.Raw))
-			return all
-		})
-		if !all || len(shares) == 0 {
-			return nil, ""
-		}
-		return shares, "element"
+// arrayShares is the shares of an array of them (jq -s of wc-export
+// --format json), or nil unless every element is one.
+func arrayShares(doc gjson.Result) [][]byte {
+	if !doc.IsArray() || !isShare(doc.Get("0")) {
+		return nil
 	}
+	var shares [][]byte
+	all := true
+	doc.ForEach(func(_, v gjson.Result) bool {
+		all = isShare(v)
+		shares = append(shares, []byte(v.Raw))
+		return all
+	})
+	if !all {
+		return nil
+	}
+	return shares
+}
+
+// lineShares is the shares of wc-export --format json's lines, one a
+// session, or nil unless every line is one. A stream whose first line is
+// not a share (messages) is not read further.
+func lineShares(data []byte) [][]byte {
+	if first, _, _ := bytes.Cut(data, []byte{'\n'}); !isShare(gjson.ParseBytes(first)) {
+		return nil
+	}
+	var shares [][]byte
 	all := true
 	forEachLine(data, func(line []byte) {
 		if all = all && gjson.ValidBytes(line) && isShare(gjson.ParseBytes(line)); all {
@@ -84,13 +87,13 @@ func shareList(data []byte) (shares [][]byte, where string) {
 		}
 	})
 	if !all || len(shares) < 2 {
-		return nil, ""
+		return nil
 	}
-	return shares, "line"
+	return shares
 }
 
 // importShares reads each share as a session of its own, in order; an
-// error names the line or element it is in.
+// error names the line or element it is in (where, unless "").
 func importShares(shares [][]byte, where string) ([]Imported, error) {
 	out := make([]Imported, 0, len(shares))
 	for i, raw := range shares {
@@ -98,8 +101,11 @@ func importShares(shares [][]byte, where string) ([]Imported, error) {
 		if err == nil && !hasTurns(&sh) {
 			err = errNoMessages
 		}
+		if err != nil && where != "" {
+			err = &session.InvalidError{Msg: fmt.Sprintf("%s %d: %v", where, i+1, err)}
+		}
 		if err != nil {
-			return nil, &session.InvalidError{Msg: fmt.Sprintf("%s %d: %v", where, i+1, err)}
+			return nil, err
 		}
 		out = append(out, Imported{Share: sh, SourceID: strVal(gjson.GetBytes(raw, "id"))})
 	}
