@@ -31,7 +31,7 @@
 #   BENCH_REV=                   build this git revision instead of the working tree
 #
 # The data (scripts/benchgen) is synthetic but shaped after the fixtures in
-# /work/shared/fixtures (11 sessions in three formats, 306 messages once
+# testdata/fixtures (11 sessions in three formats, 306 messages once
 # converted to wc's messages; `sh scripts/bench.sh measure` recomputes this):
 #
 #   role       share  content bytes: p10  p25  p50   p75   p90    p95    p99    max
@@ -106,7 +106,7 @@ die() { echo "bench.sh: $*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- measure
 if [ "${1:-}" = measure ]; then
-	fixtures=${FIXTURES:-/work/shared/fixtures}
+	fixtures=${FIXTURES:-testdata/fixtures}
 	command -v jq >/dev/null || die "missing: jq"
 	prog=$(mktemp)
 	trap 'rm -f "$prog"' EXIT

@@ -40,29 +40,28 @@ var messageSeeds = []string{
 }
 
 // fixtureMessages returns the small `message` objects of the Claude Code
-// fixtures, when the checkout has them; the fuzz targets do not need them.
+// fixtures in the repository's testdata; a missing fixture fails.
 func fixtureMessages(tb testing.TB) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob("../../testdata/fixtures/claude-code/*.jsonl")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no Claude Code fixtures under ../../testdata/fixtures (%v)", err)
+	}
 	var out [][]byte
-	for _, dir := range []string{"../../fixtures/claude-code", "../../../shared/fixtures/claude-code"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				continue
-			}
-			sc := bufio.NewScanner(fh)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() && len(out) < 60 {
-				msg := gjson.GetBytes(sc.Bytes(), "message")
-				if msg.IsObject() && len(msg.Raw) <= 2048 {
-					out = append(out, []byte(msg.Raw))
-				}
-			}
-			fh.Close()
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			tb.Fatal(err)
 		}
-		if len(out) > 0 {
-			break
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() && len(out) < 60 {
+			msg := gjson.GetBytes(sc.Bytes(), "message")
+			if msg.IsObject() && len(msg.Raw) <= 2048 {
+				out = append(out, []byte(msg.Raw))
+			}
 		}
+		fh.Close()
 	}
 	return out
 }

@@ -11,7 +11,7 @@
 //
 // It prints a JSON summary of what it wrote on stdout.
 //
-// Sizes and the role mix come from the fixtures in /work/shared/fixtures;
+// Sizes and the role mix come from the fixtures in testdata/fixtures;
 // `sh scripts/bench.sh measure` re-derives them. The 306 wc-level messages
 // of the 11 fixture sessions (content bytes; a redacted codex body counts
 // its original len=N):

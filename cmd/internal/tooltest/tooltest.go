@@ -72,10 +72,9 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
-// Fixtures is the directory of shared transcript fixtures, beside the
-// checkout.
+// Fixtures is the repository's directory of transcript fixtures.
 func Fixtures(t testing.TB) string {
-	dir := filepath.Join(ModuleRoot(t), "..", "shared", "fixtures")
+	dir := filepath.Join(ModuleRoot(t), "testdata", "fixtures")
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("fixtures: %v", err)
 	}
@@ -116,7 +115,7 @@ func runScripts(t *testing.T, dir string, resident bool) {
 			if resident {
 				env.Setenv("WC_DIRECT", "")
 			}
-			env.Setenv("FIXTURES", filepath.Join(root, "..", "shared", "fixtures"))
+			env.Setenv("FIXTURES", filepath.Join(root, "testdata", "fixtures"))
 			env.Setenv("SCRIPTS", filepath.Join(root, "scripts"))
 			env.Defer(func() { StopResidents(env.T(), env.WorkDir) })
 			return nil

@@ -22,8 +22,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // t0 is the fixed clock of every test.
 var t0 = time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)
 
-// fixturesDir is the shared fixtures directory: ../shared/fixtures from the
-// module root.
+// fixturesDir is the repository's transcript fixtures directory,
+// testdata/fixtures under the module root. A missing directory fails.
 func fixturesDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -40,9 +40,9 @@ func fixturesDir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
+	fx := filepath.Join(dir, "testdata", "fixtures")
 	if _, err := os.Stat(fx); err != nil {
-		t.Skipf("fixtures not found at %s", fx)
+		t.Fatalf("fixtures: %v", err)
 	}
 	return fx
 }
