@@ -174,7 +174,7 @@ func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 }
 
 func exportText(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.ConversationText(c.Out(), &n.Msg) })
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.TranscriptText(c.Out(), &n.Msg) })
 }
 
 func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {

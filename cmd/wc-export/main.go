@@ -21,7 +21,8 @@ var spec = tool.Spec{
             line of a node that branches end at has their names,
             "branches":[names] ("" for an unnamed one)
   markdown  a readable document; code fences always outlast their content
-  text      "Role: text" lines, whycodes' conversation text
+  text      "Role: text" per message, as whycodes' conversation text,
+            but with every text block of the message, in order
   info      the session's info, as the other commands print it
   summary   whycodes' exit summary (--model, --duration, --binary)
   html      one self-contained page to read in a browser: no script,

@@ -36,6 +36,34 @@ func ConversationText(w io.Writer, m *Message) error {
 	return err
 }
 
+// TranscriptText writes one "Role: text\n" entry for a message: every text
+// block, in order, one per line (whycodes' conversation_text keeps only the
+// first, which loses the rest of a reply that has several). Empty text
+// blocks are left out; a message with no text writes nothing.
+func TranscriptText(w io.Writer, m *Message) error {
+	if !m.Content.IsBlocks {
+		return ConversationText(w, m)
+	}
+	var b []byte
+	for i := range m.Content.Blocks {
+		blk := &m.Content.Blocks[i]
+		if blk.Type != BlockText || blk.Text == "" {
+			continue
+		}
+		if b == nil {
+			b = append(b, RoleLabel(m.Role)+": "...)
+		} else {
+			b = append(b, '\n')
+		}
+		b = append(b, blk.Text...)
+	}
+	if b == nil {
+		return nil
+	}
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
 // MarkdownWriter renders a session as whycodes' markdown export, one message
 // at a time. Unlike whycodes it sizes every fence past the longest backtick
 // run of its content, so no content can close its fence early, and it fences

@@ -292,6 +292,32 @@ func TestConversationText(t *testing.T) {
 	}
 }
 
+// TranscriptText, wc-export --format text: every text block of a
+// message, in order, where conversation_text keeps the first.
+func TestTranscriptText(t *testing.T) {
+	cases := []struct {
+		name string
+		msg  session.Message
+		want string
+	}{
+		{"string", text(session.RoleUser, "hi"), "User: hi\n"},
+		{"several blocks", blocks(session.RoleAssistant, session.Block{Type: session.BlockText, Text: "first"}, toolUse("t", "n", `{}`), session.Block{Type: session.BlockText, Text: "second"}), "Assistant: first\nsecond\n"},
+		{"empty first block", blocks(session.RoleAssistant, session.Block{Type: session.BlockText, Text: ""}, session.Block{Type: session.BlockText, Text: "after the compaction"}), "Assistant: after the compaction\n"},
+		{"no text", blocks(session.RoleAssistant, toolUse("t", "n", `{}`)), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := session.TranscriptText(&buf, &tc.msg); err != nil {
+				t.Fatal(err)
+			}
+			if buf.String() != tc.want {
+				t.Errorf("got %q, want %q", buf.String(), tc.want)
+			}
+		})
+	}
+}
+
 // test_format_exit_summary.
 func TestExitSummary(t *testing.T) {
 	m, _ := buildSession(t, "/home/u/proj", "", text(session.RoleUser, "a"), text(session.RoleAssistant, "b"), text(session.RoleUser, "c"))

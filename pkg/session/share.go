@@ -339,35 +339,25 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if head != 0 {
 		headNode = b.node(head)
 	}
-	m.finishImport(b.next, headNode, sh.Messages, untitled)
+	paths := [][]Message{sh.Messages}
+	for _, br := range sh.Branches {
+		paths = append(paths, br.Messages)
+	}
+	m.finishImport(b.next, headNode, paths, untitled)
 	return m, b.nodes
 }
 
 // finishImport completes a share's metadata once its nodes are built: the
 // next seq, the counts of the system prompt and of the path to head, and,
-// when untitled, a title from the first user text.
-func (m *Meta) finishImport(next uint64, head *Node, msgs []Message, untitled bool) {
+// when untitled, a title from the first real prompt of its paths.
+func (m *Meta) finishImport(next uint64, head *Node, paths [][]Message, untitled bool) {
 	m.NextSeq = next
 	systemPrompt := m.SystemPrompt
 	m.Tokens, m.SystemTokens = 0, 0
 	m.SetSystemPrompt(systemPrompt)
 	m.SetHead(head)
 	if untitled {
-		m.titleFromFirstTurn(msgs)
-	}
-}
-
-// titleFromFirstTurn names an untitled import, as from_imported does: by
-// the first user text.
-func (m *Meta) titleFromFirstTurn(msgs []Message) {
-	for i := range msgs {
-		if !msgs[i].IsUserTurn() {
-			continue
-		}
-		if text, ok := msgs[i].AsText(); ok {
-			m.ApplyHeuristicTitle(text)
-			return
-		}
+		m.titleFromFirstPrompt(paths...)
 	}
 }
 
@@ -396,6 +386,8 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 	if len(nodes) > 0 && sh.treeHead >= 0 {
 		head = &nodes[sh.treeHead]
 	}
-	m.finishImport(uint64(len(nodes))+1, head, sh.Messages, untitled)
+	// The nodes are in the source's order: the first real prompt among
+	// them is the first of the whole tree.
+	m.finishImport(uint64(len(nodes))+1, head, [][]Message{sh.Messages}, untitled)
 	return m, nodes
 }

@@ -435,3 +435,82 @@ func TestClaudeFixtureFacts(t *testing.T) {
 		equal(t, "ids", []string{imp.SourceID, imp.Parent}, []string{"a2898e3", "4d5611e5-241a-462a-8d15-5122611a9569"})
 	})
 }
+
+func at(ts string, line string) string {
+	v, _ := sjsonSet(line, "timestamp", ts)
+	return v
+}
+
+// sjsonSet sets one top-level string member of a JSON object line.
+func sjsonSet(line, key, val string) (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return "", err
+	}
+	m[key] = val
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+func attachRec(uuid, parent string, a map[string]any) string {
+	return rec("attachment", uuid, parent, map[string]any{"attachment": a})
+}
+
+// Attachments that are a message the user sent (a prompt queued while the
+// agent was busy) or content the model saw (an @-mentioned file) are
+// imported where they stand; hook responses and reminders are counted.
+func TestClaudeAttachments(t *testing.T) {
+	data := jsonl(
+		userRec("u1", "", "read @a.txt"),
+		attachRec("f1", "u1", map[string]any{"type": "file", "filename": "/p/a.txt", "displayPath": "a.txt",
+			"content": map[string]any{"type": "text", "file": map[string]any{"filePath": "/p/a.txt", "content": "payload one\n", "numLines": 1}}}),
+		asstRec("a1", "f1", "A1", 5, useBlock("t1", "Bash")),
+		resultRec("r1", "a1", "t1", "ok", false),
+		attachRec("q1", "r1", map[string]any{"type": "queued_command", "prompt": "also add tests", "commandMode": "prompt", "origin": map[string]any{"kind": "human"}}),
+		attachRec("q2", "q1", map[string]any{"type": "queued_command", "prompt": "<task-notification><task-id>b3</task-id></task-notification>", "commandMode": "task-notification"}),
+		attachRec("h1", "q2", map[string]any{"type": "async_hook_response", "hookEvent": "Stop", "stdout": ""}),
+		asstRec("a2", "h1", "A2", 5, textBlock("done")),
+	)
+	imp := importOne(t, KindClaude, data, Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{
+		"user:read @a.txt", "user/note:payload one\n", "assistant:call t1", "tool:t1=ok",
+		"user:also add tests", "user/note:<task-notification><task-id>b3</task-id></task-notification>", "assistant:done",
+	})
+	equal(t, "skipped", imp.Skipped, map[string]int{"attachment:async_hook_response": 1})
+	kept := gjson.GetBytes(fieldValue(imp.Share.Messages[1].Extra, "claude"), "attachment")
+	if kept.Get("filename").Str != "/p/a.txt" || kept.Get("content").Exists() {
+		t.Errorf("the file attachment's members: %s", kept.Raw)
+	}
+}
+
+// What the system wrote in the user's role never titles a session, and
+// the prompts before a compaction (on a branch) still do.
+func TestClaudeTitleFromFirstRealPrompt(t *testing.T) {
+	t.Run("task notification", func(t *testing.T) {
+		data := jsonl(
+			userRec("n1", "", "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"),
+			rec("user", "n2", "n1", map[string]any{"origin": map[string]any{"kind": "task-notification"}, "message": map[string]any{"role": "user", "content": "Background task finished"}}),
+			userRec("u1", "n2", "fix the flaky login test"),
+			asstRec("a1", "u1", "A1", 5, textBlock("fixed")),
+		)
+		imp := importOne(t, KindClaude, data, Options{})
+		meta, _ := session.FromShare(&imp.Share, testID(0), t0)
+		equal(t, "kinds", texts(imp.Share.Messages)[:2], []string{
+			"user/note:<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+			"user/note:Background task finished"})
+		equal(t, "title", meta.Title, "fix the flaky login test")
+	})
+	t.Run("after a compaction", func(t *testing.T) {
+		data := jsonl(
+			at("2026-01-01T10:00:00.000Z", userRec("u1", "", "port the parser to go")),
+			at("2026-01-01T10:00:01.000Z", asstRec("a1", "u1", "A1", 5, textBlock("ported"))),
+			at("2026-01-01T11:00:00.000Z", rec("system", "cb", "", map[string]any{"subtype": "compact_boundary", "logicalParentUuid": "a1"})),
+			at("2026-01-01T11:00:00.000Z", rec("user", "cs", "cb", map[string]any{"isCompactSummary": true, "message": map[string]any{"role": "user", "content": "This session is being continued from a previous conversation that ran out of context."}})),
+			at("2026-01-01T11:00:01.000Z", userRec("u2", "cs", "<command-name>/cost</command-name>")),
+			at("2026-01-01T11:00:02.000Z", userRec("u3", "u2", "now add benchmarks")),
+		)
+		imp := importOne(t, KindClaude, data, Options{})
+		meta, _ := session.FromShare(&imp.Share, testID(0), t0)
+		equal(t, "title", meta.Title, "port the parser to go")
+	})
+}

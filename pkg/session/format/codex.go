@@ -11,38 +11,54 @@ import (
 
 // Codex rollouts (reference/formats.md §2).
 //
-// Messages come from response_item lines only; event_msg lines repeat their
+// Messages come from response_item lines; event_msg lines repeat their
 // text and are used to tell the typed prompt from injected context, to find
-// turn boundaries and for usage. The items of one model step (reasoning,
+// turn boundaries and for usage. A user_message event that no user item
+// repeats (Codex Desktop, filtered rollouts) is the prompt itself and
+// becomes a user message where it stands; a rollout with no assistant item
+// (a multi-agent subagent's) takes its replies from agent_message events
+// too. An image prompt's item wraps each image in "<image name=[Image #N]>"
+// and "</image>" texts, which the event leaves out; they are ignored when
+// the two are compared. The items of one model step (reasoning,
 // assistant text, calls) become one assistant message; a turn_context line
 // or any input item ends the step. Developer messages become system-role
 // messages where they stand, and base_instructions the system prompt.
 // thread_rolled_back and compacted keep the old path as a branch.
 
 type cxBuilder struct {
-	l          linearPath
-	open       int // index of the assistant message items are added to; -1: none
-	lastAsst   int // index of the latest assistant message; -1: none
-	names      toolNames
-	skipped    skipCounter
-	span       timeSpan
-	prompts    map[string]int // typed prompts from user_message events, by key
-	hasEvents  bool
-	turnStarts []int
-	pending    bool // a task started; the next message opens the turn
-	model      string
-	turnID     string
-	prevTotal  string
-	total      gjson.Result
-	sessionID  string
-	cwd        string
-	system     string
-	src        jsonObject
+	l         linearPath
+	open      int // index of the assistant message items are added to; -1: none
+	lastAsst  int // index of the latest assistant message; -1: none
+	names     toolNames
+	skipped   skipCounter
+	span      timeSpan
+	prompts   map[string]int // typed prompts from user_message events, by key
+	hasEvents bool
+	// eventPrompts holds the lines (by index) of user_message events that
+	// no user item repeats: they are the prompts.
+	eventPrompts map[int]bool
+	// eventReplies: no assistant item at all, so agent_message and
+	// agent_reasoning events carry the replies.
+	eventReplies bool
+	lineIdx      int
+	turnStarts   []int
+	pending      bool // a task started; the next message opens the turn
+	model        string
+	turnID       string
+	prevTotal    string
+	total        gjson.Result
+	sessionID    string
+	cwd          string
+	system       string
+	src          jsonObject
 }
 
 func importCodex(data []byte) ([]Imported, error) {
-	b := &cxBuilder{open: -1, lastAsst: -1, names: toolNames{}, skipped: skipCounter{}, prompts: map[string]int{}}
+	b := &cxBuilder{open: -1, lastAsst: -1, names: toolNames{}, skipped: skipCounter{}, prompts: map[string]int{}, eventPrompts: map[int]bool{}}
 	var lines []gjson.Result
+	itemPrompts := map[string]int{} // user items, by key
+	var events []int                // user_message lines
+	assistantItems := false
 	forEachLine(data, func(line []byte) {
 		if !gjson.ValidBytes(line) {
 			b.skipped.add("(not json)")
@@ -54,14 +70,37 @@ func importCodex(data []byte) ([]Imported, error) {
 			return
 		}
 		lines = append(lines, v)
-		if v.Get("type").Str == "event_msg" && v.Get("payload.type").Str == "user_message" {
-			b.hasEvents = true
-			if m := v.Get("payload.message"); m.Type == gjson.String {
-				b.prompts[promptKey(m.Str)]++
+		p := v.Get("payload")
+		switch v.Get("type").Str {
+		case "event_msg":
+			if p.Get("type").Str == "user_message" {
+				events = append(events, len(lines)-1)
+			}
+		case "response_item":
+			if p.Get("type").Str == "message" {
+				switch p.Get("role").Str {
+				case "user":
+					c := codexContent(p.Get("content"), skipCounter{})
+					itemPrompts[promptKey(contentText(&c))]++
+				case "assistant":
+					assistantItems = true
+				}
 			}
 		}
 	})
-	for _, v := range lines {
+	for _, i := range events {
+		b.hasEvents = true
+		key := promptKey(lines[i].Get("payload.message").Str)
+		if itemPrompts[key] > 0 {
+			itemPrompts[key]--
+			b.prompts[key]++
+		} else {
+			b.eventPrompts[i] = true
+		}
+	}
+	b.eventReplies = !assistantItems
+	for i, v := range lines {
+		b.lineIdx = i
 		b.line(v)
 	}
 	var sh session.Share
@@ -89,10 +128,18 @@ var redactedMarker = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\[REDACTED_[A-Z_]+ (len=\d+ sha=[0-9a-f]+)\]$`)
 })
 
-// promptKey compares a user item with a user_message event: equal text, or
-// the same redaction marker whatever its kind (TEXT in the item, MESSAGE in
-// the event).
+// imageTag matches the texts that wrap an image in a prompt's item.
+var imageTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<image name=\[Image #\d+\][^>]*>|</image>`)
+})
+
+// promptKey compares a user item with a user_message event: equal text
+// once image tags are dropped, or the same redaction marker whatever its
+// kind (TEXT in the item, MESSAGE in the event).
 func promptKey(s string) string {
+	if strings.Contains(s, "image") {
+		s = imageTag().ReplaceAllString(s, "")
+	}
 	s = strings.TrimSpace(s)
 	if m := redactedMarker().FindStringSubmatch(s); m != nil {
 		return "\x00" + m[1]
@@ -394,7 +441,25 @@ func (b *cxBuilder) event(p gjson.Result, ts string) {
 			m.Extra = addMember(m.Extra, "codex", "usage", last.Raw)
 		}
 	case "user_message":
-		// used to find the typed prompts
+		if b.eventPrompts[b.lineIdx] {
+			b.eventPrompt(p, ts)
+		}
+	case "agent_message":
+		if !b.eventReplies {
+			b.skipped.add("event_msg:" + typ)
+			return
+		}
+		if t := p.Get("message"); t.Type == gjson.String {
+			b.block(session.Block{Type: session.BlockText, Text: t.Str, Extra: fieldsOf(p, "type", "message")}, ts)
+		}
+	case "agent_reasoning":
+		if !b.eventReplies {
+			b.skipped.add("event_msg:" + typ)
+			return
+		}
+		if t := p.Get("text"); t.Type == gjson.String {
+			b.block(session.Block{Type: session.BlockThinking, Text: t.Str, Extra: fieldsOf(p, "type", "text")}, ts)
+		}
 	case "task_started":
 		b.open = -1
 		b.pending = true
@@ -403,6 +468,39 @@ func (b *cxBuilder) event(p gjson.Result, ts string) {
 	default:
 		b.skipped.add("event_msg:" + typ)
 	}
+}
+
+// eventPrompt adds the prompt of a user_message event that no item
+// repeats: its text and its images (data URLs), the rest kept under
+// "codex".
+func (b *cxBuilder) eventPrompt(p gjson.Result, ts string) {
+	b.open = -1
+	var blocks []session.Block
+	if t := p.Get("message"); t.Type == gjson.String && t.Str != "" {
+		blocks = append(blocks, session.Block{Type: session.BlockText, Text: t.Str})
+	}
+	eachElem(p.Get("images"), func(img gjson.Result) bool {
+		if blk, ok := imageFromURL(strVal(img)); ok {
+			blocks = append(blocks, blk)
+		} else {
+			b.skipped.add("(invalid block)")
+		}
+		return true
+	})
+	m := session.Message{Role: session.RoleUser, CreatedAt: ts, Content: session.BlockContent(blocks...)}
+	if len(blocks) == 1 && blocks[0].Type == session.BlockText {
+		m.Content = session.TextContent(blocks[0].Text)
+	} else if blocks == nil {
+		m.Content = session.TextContent("")
+	}
+	var o jsonObject
+	o.strVal("item_type", "user_message")
+	for _, f := range fieldsOf(p, "type", "message", "images") {
+		o.raw(f.Key, string(f.Value))
+	}
+	f, _ := o.field("codex")
+	m.Extra = append(m.Extra, f)
+	b.add(m)
 }
 
 // rollback takes the last n turns off the active path and keeps the path

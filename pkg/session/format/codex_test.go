@@ -231,3 +231,87 @@ func ExampleImport() {
 	// user hi
 	// assistant hello
 }
+
+// A prompt that exists only as a user_message event (Codex Desktop, a
+// filtered rollout) is a user turn where the event stands, with its time;
+// a prompt both an item and an event carry is imported once.
+func TestCodexEventOnlyPrompts(t *testing.T) {
+	ev := func(ts, text string) string {
+		b, _ := json.Marshal(map[string]any{"timestamp": ts, "type": "event_msg", "payload": map[string]any{"type": "user_message", "message": text, "images": []any{}}})
+		return string(b)
+	}
+	lines := []string{
+		cx("session_meta", map[string]any{"id": "th-ev"}),
+		cxMsg("developer", "rules"),
+		cxMsg("user", "<environment_context>cwd</environment_context>"),
+		cxEvent("task_started", nil),
+		ev("2026-02-23T12:00:01.000Z", "first prompt"),
+		cxMsg("assistant", "one"),
+		cxEvent("task_started", nil),
+		cxMsg("user", "second prompt"),
+		ev("2026-02-23T12:00:03.000Z", "second prompt"),
+		cxMsg("assistant", "two"),
+		cxEvent("task_started", nil),
+		ev("2026-02-23T12:00:05.000Z", "third prompt"),
+		cxMsg("assistant", "three"),
+	}
+	imp := importOne(t, KindCodex, jsonl(lines...), Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{"system:rules", "user/note:<environment_context>cwd</environment_context>",
+		"user:first prompt", "assistant:one", "user:second prompt", "assistant:two", "user:third prompt", "assistant:three"})
+	equal(t, "first prompt's time", imp.Share.Messages[2].CreatedAt, "2026-02-23T12:00:01.000Z")
+	meta, _ := session.FromShare(&imp.Share, testID(0), t0)
+	equal(t, "title", meta.Title, "first prompt")
+	turns := 0
+	for i := range imp.Share.Messages {
+		if imp.Share.Messages[i].IsUserTurn() {
+			turns++
+		}
+	}
+	equal(t, "user turns", turns, 3)
+	if len(imp.Skipped) != 0 {
+		t.Errorf("skipped %v", imp.Skipped)
+	}
+}
+
+// A multi-agent subagent's rollout whose messages exist only as events
+// imports them: the prompt from user_message, the replies from
+// agent_message and agent_reasoning.
+func TestCodexEventOnlySubagent(t *testing.T) {
+	lines := []string{
+		cx("session_meta", map[string]any{"id": "th-sub", "source": map[string]any{"subagent": "review"}}),
+		cxEvent("task_started", nil),
+		cxEvent("user_message", map[string]any{"message": "review the diff"}),
+		cxEvent("agent_reasoning", map[string]any{"text": "looking"}),
+		cxEvent("agent_message", map[string]any{"message": "looks fine"}),
+		cxEvent("task_complete", map[string]any{"last_agent_message": "looks fine"}),
+	}
+	imp := importOne(t, KindAuto, jsonl(lines...), Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{"user:review the diff", "assistant:[thinking]|looks fine"})
+}
+
+// An image prompt's item wraps the image in tags the event leaves out: it
+// is still the typed prompt, a user turn with an image block.
+func TestCodexImagePrompt(t *testing.T) {
+	part := func(text string) map[string]any { return map[string]any{"type": "input_text", "text": text} }
+	lines := []string{
+		cx("session_meta", map[string]any{"id": "th-img"}),
+		cxEvent("task_started", nil),
+		cx("response_item", map[string]any{"type": "message", "role": "user", "content": []any{
+			part("<image name=[Image #1]>"),
+			map[string]any{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+			part("</image>"),
+			part("[Image #1]\n\nwhy is the model unknown?"),
+		}}),
+		cxEvent("user_message", map[string]any{"message": "[Image #1]\n\nwhy is the model unknown?", "images": []any{"data:image/png;base64,iVBORw0KGgo="}}),
+		cxMsg("assistant", "a stale cache"),
+	}
+	imp := importOne(t, KindCodex, jsonl(lines...), Options{})
+	m := imp.Share.Messages[0]
+	if !m.IsUserTurn() {
+		t.Fatalf("the image prompt is not a user turn: %s", m.AppendJSON(nil))
+	}
+	equal(t, "blocks", outline(&m), "2026-02-23T12:00:00.000Z user text image text text")
+	meta, _ := session.FromShare(&imp.Share, testID(0), t0)
+	equal(t, "title", meta.Title, "[Image #1]")
+	equal(t, "messages", len(imp.Share.Messages), 2)
+}
