@@ -597,3 +597,183 @@ func addMember(extra []session.Field, name, key, raw string) []session.Field {
 	f, _ := o.field(name)
 	return append(extra, f)
 }
+
+// isCodexExec reports the event stream of `codex exec --json`: its first
+// record is a thread, turn or item event.
+func isCodexExec(data []byte) bool {
+	decided, exec := false, false
+	forEachLine(data, func(line []byte) {
+		if decided || !gjson.ValidBytes(line) {
+			return
+		}
+		v := gjson.ParseBytes(line)
+		if !v.IsObject() {
+			return
+		}
+		decided = true
+		t := v.Get("type").Str
+		exec = strings.HasPrefix(t, "thread.") || strings.HasPrefix(t, "turn.") || strings.HasPrefix(t, "item.")
+	})
+	return exec
+}
+
+// importCodexExec reads `codex exec --json` (codex-rs exec_events.rs):
+// thread.started names the thread; each completed item adds to the turn's
+// reply: agent_message text, reasoning thinking, and command_execution,
+// file_change and mcp_tool_call a tooluse block and a tool message with
+// its output; turn.completed carries the turn's usage (OpenAI's: cached
+// input counted inside input). The prompt is not in the stream. An item
+// that started and never completed is an unanswered call; web searches,
+// to-do lists and plans are kept whole; errors are notes.
+func importCodexExec(data []byte) ([]Imported, error) {
+	var l linearPath
+	skipped := skipCounter{}
+	names := toolNames{}
+	var id string
+	var usage session.Usage
+	open := -1
+	reply := func() *session.Message {
+		if open < 0 {
+			l.add(session.Message{Role: session.RoleAssistant, Content: session.BlockContent()})
+			open = len(l.msgs) - 1
+		}
+		return &l.msgs[open]
+	}
+	started := map[string]gjson.Result{}
+	var startOrder []string
+	done := map[string]bool{}
+	note := func(text string, v gjson.Result) {
+		open = -1
+		l.add(session.Message{Role: session.RoleUser, Kind: session.KindNote, Content: session.TextContent(text), Extra: fieldsOf(v, "message")})
+	}
+	call := func(item gjson.Result, finished bool) {
+		itemID := strVal(item.Get("id"))
+		blk := session.Block{Type: session.BlockToolUse, ID: itemID, Name: strVal(item.Get("type"))}
+		var out session.Content
+		isErr := false
+		var input jsonObject
+		status := strVal(item.Get("status"))
+		switch blk.Name {
+		case "command_execution":
+			input.raw("command", item.Get("command").Raw)
+			out = session.TextContent(strVal(item.Get("aggregated_output")))
+			code := item.Get("exit_code")
+			isErr = status == "failed" || status == "declined" || (code.Type == gjson.Number && code.Int() != 0)
+		case "file_change":
+			input.raw("changes", item.Get("changes").Raw)
+			out = session.TextContent(status)
+			isErr = status == "failed"
+		case "mcp_tool_call":
+			blk.Name = strVal(item.Get("tool"))
+			if a := item.Get("arguments"); a.IsObject() {
+				blk.Input = compactJSON(a.Raw)
+			}
+			blk.Extra = []session.Field{{Key: "server", Value: jsonString(strVal(item.Get("server")))}}
+			if e := item.Get("error.message"); e.Type == gjson.String {
+				out, isErr = session.TextContent(e.Str), true
+			} else {
+				c := session.BlockContent(decodeBlocks(item.Get("result.content"), skipped)...)
+				if t := contentText(&c); len(c.Blocks) > 0 && allText(c.Blocks) {
+					c = session.TextContent(t)
+				}
+				out = c
+			}
+			isErr = isErr || status == "failed"
+		}
+		if blk.Input == nil {
+			blk.Input = input.done()
+		}
+		m := reply()
+		m.Content.Blocks = append(m.Content.Blocks, blk)
+		names[blk.ID] = blk.Name
+		if !finished {
+			return
+		}
+		open = -1
+		tm := session.Message{Role: session.RoleTool, ToolCallID: blk.ID, Name: blk.Name, IsError: isErr, Content: out}
+		var o jsonObject
+		o.strVal("status", status)
+		if code := item.Get("exit_code"); code.Exists() {
+			o.raw("exit_code", code.Raw)
+		}
+		if f, ok := o.field("codex"); ok {
+			tm.Extra = append(tm.Extra, f)
+		}
+		l.add(tm)
+	}
+	forEachLine(data, func(line []byte) {
+		if !gjson.ValidBytes(line) {
+			skipped.add("(not json)")
+			return
+		}
+		v := gjson.ParseBytes(line)
+		switch typ := strVal(v.Get("type")); typ {
+		case "thread.started":
+			id = strVal(v.Get("thread_id"))
+		case "turn.started":
+			open = -1
+		case "turn.completed":
+			if u := v.Get("usage"); u.IsObject() {
+				in, cached := u.Get("input_tokens").Uint(), u.Get("cached_input_tokens").Uint()
+				cached = min(cached, in)
+				usage.Add(session.Usage{InputTokens: in - cached, OutputTokens: u.Get("output_tokens").Uint(), CacheReadInputTokens: u64(cached)})
+			}
+		case "turn.failed":
+			note(strVal(v.Get("error.message")), v.Get("error"))
+		case "error":
+			note(strVal(v.Get("message")), v)
+		case "item.started", "item.updated":
+			item := v.Get("item")
+			itemID := strVal(item.Get("id"))
+			if _, ok := started[itemID]; !ok {
+				startOrder = append(startOrder, itemID)
+			}
+			started[itemID] = item
+		case "item.completed":
+			item := v.Get("item")
+			done[strVal(item.Get("id"))] = true
+			switch it := strVal(item.Get("type")); it {
+			case "agent_message":
+				m := reply()
+				m.Content.Blocks = append(m.Content.Blocks, session.Block{Type: session.BlockText, Text: strVal(item.Get("text"))})
+			case "reasoning":
+				m := reply()
+				m.Content.Blocks = append(m.Content.Blocks, session.Block{Type: session.BlockThinking, Text: strVal(item.Get("text"))})
+			case "command_execution", "file_change", "mcp_tool_call":
+				call(item, true)
+			case "error":
+				note(strVal(item.Get("message")), item)
+			default: // web_search, todo_list, plan, collab_tool_call, …: kept whole
+				m := reply()
+				m.Content.Blocks = append(m.Content.Blocks, session.Block{Type: "codex_" + it, Raw: compactJSON(`{"type":` + string(jsonString("codex_"+it)) + `,"item":` + item.Raw + `}`)})
+			}
+		default:
+			skipped.add(typ)
+		}
+	})
+	for _, itemID := range startOrder {
+		if item := started[itemID]; !done[itemID] {
+			switch strVal(item.Get("type")) {
+			case "command_execution", "file_change", "mcp_tool_call":
+				call(item, false)
+			}
+		}
+	}
+	var sh session.Share
+	l.share(&sh)
+	if !hasTurns(&sh) {
+		return nil, errNoMessages
+	}
+	sh.Meta.Usage = usage
+	sh.Meta.Extra = append(sh.Meta.Extra, importedFrom(KindCodex, id, jsonObject{}))
+	return []Imported{{Share: sh, Skipped: skipped, SourceID: id}}, nil
+}
+
+func allText(blocks []session.Block) bool {
+	for i := range blocks {
+		if blocks[i].Type != session.BlockText {
+			return false
+		}
+	}
+	return true
+}

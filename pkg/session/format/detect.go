@@ -32,8 +32,19 @@ func Detect(data []byte) (Kind, error) {
 		return "", badInputf("empty input")
 	}
 	if gjson.ValidBytes(data) {
-		if k, ok := detectDocument(gjson.ParseBytes(data)); ok {
+		doc := gjson.ParseBytes(data)
+		if k, ok := detectDocument(doc); ok {
 			return k, nil
+		}
+		// One document, perhaps pretty-printed: what it is, as a line.
+		if k := detectLine(doc); k != "" {
+			return k, nil
+		}
+		if what := unsupportedShape(doc); what != "" {
+			return "", badInputf("this looks like %s, which wc cannot read", what)
+		}
+		if doc.IsObject() {
+			return "", badInputf("unrecognised input: a JSON object (%s) that is not a known transcript format", memberList(doc))
 		}
 	}
 	var kind Kind
@@ -46,6 +57,8 @@ func Detect(data []byte) (Kind, error) {
 		kind = detectLine(gjson.ParseBytes(line))
 	})
 	switch {
+	case kind == KindClaude && isStreamJSON(data) && isCursorStream(data):
+		return KindCursor, nil
 	case kind != "":
 		return kind, nil
 	case !anyJSON:
@@ -66,6 +79,8 @@ var nativeShareFields = []string{
 
 func detectDocument(doc gjson.Result) (Kind, bool) {
 	switch {
+	case isGeminiRecord(doc):
+		return KindGemini, true
 	case doc.IsObject():
 		msgs := doc.Get("messages")
 		if !msgs.IsArray() {
@@ -191,6 +206,16 @@ func detectLine(v gjson.Result) Kind {
 		return ""
 	}
 	t := v.Get("type")
+	switch {
+	case isGeminiRecord(v), v.Get("$set").IsObject(), v.Get("$rewindTo").Type == gjson.String:
+		return KindGemini
+	case t.Str == "init" && v.Get("session_id").Exists() && !v.Get("subtype").Exists():
+		return KindGemini // gemini --output-format stream-json
+	case strings.HasPrefix(t.Str, "thread.") || strings.HasPrefix(t.Str, "turn.") || strings.HasPrefix(t.Str, "item."):
+		return KindCodex // codex exec --json
+	case (t.Str == "thinking" || t.Str == "tool_call") && v.Get("session_id").Exists():
+		return KindCursor
+	}
 	if t.Type == gjson.String && codexTypes[t.Str] {
 		return KindCodex
 	}
@@ -204,4 +229,39 @@ func detectLine(v gjson.Result) Kind {
 		return KindNative
 	}
 	return ""
+}
+
+// unsupportedShape names the known outputs that hold no transcript: the
+// final answer alone.
+func unsupportedShape(doc gjson.Result) string {
+	switch {
+	case doc.IsObject() && doc.Get("type").Str == "result" && doc.Get("session_id").Exists():
+		return "the output of claude -p --output-format json (the final reply only, no transcript)"
+	case doc.IsObject() && doc.Get("response").Exists() && doc.Get("stats").IsObject():
+		return "the output of gemini --output-format json (the final reply only, no transcript)"
+	}
+	return ""
+}
+
+// memberList names up to five of an object's members.
+func memberList(doc gjson.Result) string {
+	var keys []string
+	doc.ForEach(func(k, _ gjson.Result) bool {
+		keys = append(keys, k.Str)
+		return len(keys) < 6
+	})
+	if len(keys) == 0 {
+		return "no members"
+	}
+	if len(keys) > 5 {
+		return "members " + strings.Join(keys[:5], ", ") + ", …"
+	}
+	return "members " + strings.Join(keys, ", ")
+}
+
+// isCursorStream tells cursor-agent's stream-json from Claude Code's by
+// what only cursor-agent writes: timestamp_ms, thinking and tool_call lines.
+func isCursorStream(data []byte) bool {
+	return bytes.Contains(data, []byte(`"timestamp_ms"`)) || bytes.Contains(data, []byte(`"type":"tool_call"`)) ||
+		bytes.Contains(data, []byte(`"type":"thinking"`))
 }

@@ -61,7 +61,10 @@ func TestDetectErrors(t *testing.T) {
 		{"empty", "", "empty input"},
 		{"blank", " \n\t\n", "empty input"},
 		{"not json", "hello world\n", "input is not json"},
-		{"json without messages", `{"foo":1}`, "unrecognised input: not a known transcript format"},
+		{"json without messages", `{"foo":1}`, "unrecognised input: a JSON object (members foo) that is not a known transcript format"},
+		{"pretty-printed object", "{\n  \"foo\": 1,\n  \"bar\": [\n    2\n  ]\n}\n", "unrecognised input: a JSON object (members foo, bar) that is not a known transcript format"},
+		{"claude -p json", `{"type":"result","subtype":"success","result":"4","session_id":"s"}`, "this looks like the output of claude -p --output-format json (the final reply only, no transcript), which wc cannot read"},
+		{"gemini json", "{\n  \"session_id\": \"s\",\n  \"response\": \"4\",\n  \"stats\": {}\n}", "this looks like the output of gemini --output-format json (the final reply only, no transcript), which wc cannot read"},
 		{"array of numbers", `[1,2,3]`, "unrecognised input: not a known transcript format"},
 		{"jsonl without records", "{\"a\":1}\n{\"b\":2}\n", "unrecognised input: not a known transcript format"},
 	}
@@ -75,6 +78,28 @@ func TestDetectErrors(t *testing.T) {
 			if _, err := Import(KindAuto, []byte(c.data), Options{}); err == nil || !isInvalid(err) || err.Error() != c.msg {
 				t.Fatalf("Import = %v, want an InvalidError %q", err, c.msg)
 			}
+		})
+	}
+}
+
+// A pretty-printed document is read like a compact one: a message, or a
+// transcript's single record.
+func TestDetectPrettyPrinted(t *testing.T) {
+	for name, c := range map[string]struct {
+		data string
+		kind Kind
+	}{
+		"message":        {"{\n  \"role\": \"user\",\n  \"content\": \"hi\"\n}\n", KindNative},
+		"claude record":  {"{\n  \"type\": \"user\",\n  \"uuid\": \"u1\",\n  \"parentUuid\": null,\n  \"sessionId\": \"s\",\n  \"message\": {\"role\": \"user\", \"content\": \"hi\"}\n}\n", KindClaude},
+		"gemini session": {"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [\n    {\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}\n  ]\n}\n", KindGemini},
+	} {
+		t.Run(name, func(t *testing.T) {
+			k, err := Detect([]byte(c.data))
+			if err != nil || k != c.kind {
+				t.Fatalf("Detect = %q, %v; want %q", k, err, c.kind)
+			}
+			imp := importOne(t, KindAuto, []byte(c.data), Options{})
+			equal(t, "messages", texts(imp.Share.Messages), []string{"user:hi"})
 		})
 	}
 }

@@ -22,10 +22,12 @@ const (
 	KindOpencode  Kind = "opencode"  // `opencode export` JSON
 	KindOpenAI    Kind = "openai"    // Chat Completions messages array or request body
 	KindAnthropic Kind = "anthropic" // Messages API request body or messages array
+	KindGemini    Kind = "gemini"    // Gemini CLI chat recording (JSON or JSONL) or stream-json output
+	KindCursor    Kind = "cursor"    // cursor-agent --output-format stream-json
 )
 
 // Kinds lists every format Import reads, for help texts.
-var Kinds = []Kind{KindNative, KindClaude, KindCodex, KindOpencode, KindOpenAI, KindAnthropic}
+var Kinds = []Kind{KindNative, KindClaude, KindCodex, KindOpencode, KindGemini, KindCursor, KindOpenAI, KindAnthropic}
 
 // ParseKind reads a format name, ignoring case and surrounding space. "auto"
 // (and "") is KindAuto; "claude-code" and "whycodes" are aliases.
@@ -45,6 +47,10 @@ func ParseKind(s string) (Kind, error) {
 		return KindOpenAI, nil
 	case "anthropic":
 		return KindAnthropic, nil
+	case "gemini", "gemini-cli":
+		return KindGemini, nil
+	case "cursor", "cursor-agent":
+		return KindCursor, nil
 	}
 	return "", badInputf("unknown import format %q", s)
 }
@@ -111,15 +117,30 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 			return nil, err
 		}
 	}
+	if kind != KindNative && kind != KindOpencode && kind != KindOpenAI && kind != KindAnthropic && kind != KindGemini {
+		data = oneLine(data)
+	}
 	var out []Imported
 	var err error
 	switch kind {
 	case KindNative:
 		out, err = importNative(data)
 	case KindClaude:
-		out, err = importClaude(data, opt)
+		if isStreamJSON(data) {
+			out, err = importStreamJSON(data, KindClaude)
+		} else {
+			out, err = importClaude(data, opt)
+		}
+	case KindCursor:
+		out, err = importStreamJSON(data, KindCursor)
+	case KindGemini:
+		out, err = importGemini(data)
 	case KindCodex:
-		out, err = importCodex(data)
+		if isCodexExec(data) {
+			out, err = importCodexExec(data)
+		} else {
+			out, err = importCodex(data)
+		}
 	case KindOpencode:
 		out, err = importOpencode(data)
 	case KindOpenAI:
@@ -142,6 +163,16 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 		sanitize(&out[i].Share)
 	}
 	return out, nil
+}
+
+// oneLine compacts a JSONL format's input that is a single pretty-printed
+// record, so that it reads as the one line it stands for.
+func oneLine(data []byte) []byte {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, []byte{'\n'}) || !gjson.ValidBytes(t) {
+		return data
+	}
+	return compactJSON(string(t))
 }
 
 // Members that wc reads on a message or block: a kept source member of the
@@ -403,6 +434,12 @@ func objectOf(v gjson.Result, except ...string) jsonObject {
 		o.raw(f.Key, string(f.Value))
 	}
 	return o
+}
+
+// objectJSON is the JSON of v's members except the listed keys.
+func objectJSON(v gjson.Result, except ...string) string {
+	o := objectOf(v, except...)
+	return string(o.done())
 }
 
 // each calls fn with the elements of an array, and never for anything

@@ -15,7 +15,7 @@ import (
 // stream of messages (NDJSON, wc-export jsonl).
 func importNative(data []byte) ([]Imported, error) {
 	data = bytes.TrimSpace(data)
-	if gjson.ValidBytes(data) && !isNodeLine(data) {
+	if gjson.ValidBytes(data) && !isNodeLine(data) && !gjson.GetBytes(data, "role").Exists() {
 		if shares := arrayShares(gjson.ParseBytes(data)); shares != nil {
 			return importShares(shares, "element")
 		}
