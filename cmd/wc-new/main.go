@@ -12,30 +12,40 @@ var spec = tool.Spec{
 	ArgsUsage: "[FILE...]",
 	Description: `Creates a session and prints its info as one line of JSON, which any other wc command reads on stdin.
 
-Without --import the session is empty: it has the project, the system prompt and a default title "<project>-<xx>", which the first user message replaces with a short title of its own unless --title set one.
+Without --import, FILE or data on stdin the session is empty: it has the project, the system prompt and a default title "<project>-<xx>", which the first user message replaces with a short title of its own unless --title set one. Data on stdin (anything but blank space; a terminal is never read) is imported as with --import auto: "cat rollout.jsonl | wc-new" imports the rollout.
 
-Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import, one or more sessions each; --import names its format, and FILE arguments alone mean --import auto, which tells the formats apart by their content:
+Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import, one or more sessions each; --import names its format, and FILE arguments alone mean --import auto, which tells the formats apart by their content. A FILE that is a directory stands for every file below it, in path order: each file wc recognises is imported, and each other one gets a line {"file":PATH,"skipped_file":WHY} after the sessions (a file of a directory that cannot be imported does not fail the run); on a terminal a progress line counts the files. The formats:
 
   native     the share JSON of wc-export --format json and of whycodes
              (a session, or several: one a line, or an array of
              them), a bare JSON array of messages, or the lines of
              wc-export --format jsonl
   claude     a Claude Code session (~/.claude/projects/*/*.jsonl)
-  codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl)
+  codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl),
+             or the events of codex exec --json
   opencode   the JSON of "opencode export"
+  gemini     a Gemini CLI chat recording (~/.gemini/tmp/*/chats/
+             session-*.json or .jsonl), or the output of gemini
+             --output-format stream-json
+  cursor     the output of cursor-agent --output-format stream-json
+             (claude reads Claude Code's stream-json the same way)
   openai     a Chat Completions request body or messages array
   anthropic  a Messages API request body or messages array
 
 Imports keep the structure: tool calls and results stay paired blocks, thinking with its signatures and images are kept, source timestamps are kept, and provider usage is summed (Codex's repeated token_count snapshots counted once). A Claude Code file's uuid/parentUuid tree becomes the session's tree, so its rewinds become branches; split assistant records are merged, compaction summaries are marked as such, and sidechains are skipped unless --sidechains (a file of nothing but sidechain records, a subagent's own transcript, is imported whole). Records that have no place in a session are counted in the output under "skipped", never dropped silently. A file with no user or assistant message is an error (status 65).
 
-A native share keeps everything (title, times, usage, cost, branches); only the id is new. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, with its head and branches as their "head" and "branches" members say (lines with neither make the newest leaf the head and the other leaves unnamed branches; on the lines of a path both are ignored). Two heads, a branch name wc-branch could not give (a number, control characters, space around it) or members of another shape are refused with status 65. Lines of one path in its order make that path, also when a filter left some out. Lines that are neither (a tree a filter thinned, lines out of order) are refused with status 65: read as a path they would interleave its branches. A stream that mixes such lines with other messages is one path. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.`,
+A native share keeps everything (title, times, usage, cost, branches); only the id is new. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, with its head and branches as their "head" and "branches" members say (lines with neither make the newest leaf the head and the other leaves unnamed branches; on the lines of a path both are ignored). Two heads, a branch name wc-branch could not give (a number, control characters, space around it) or members of another shape are refused with status 65. Lines of one path in its order make that path, also when a filter left some out. Lines that are neither (a tree a filter thinned, lines out of order) are refused with status 65: read as a path they would interleave its branches. A stream that mixes such lines with other messages is one path. A foreign import is titled from the source when it has a title, else from the first prompt the user typed, in whichever path of it came first (what an agent or the system wrote as the user, such as task notifications, command output and compaction prompts, never titles a session); --title and --project override.
+
+Each import records its source: its format, the source's own session id and the file's absolute path, which every command's output and wc-ls rows carry as "source_format", "source_id" and "source_path". A source imported before (the same format and source id; for a source without an id, the same file) is not imported again: its line is the stored session's, with "existing":true. With --update the stored session gains what the source gained since (the messages past the part both share, with their usage; a source rewound or compacted since keeps the old path as a branch), and the line says how many messages were "added"; a cron job that runs "wc-new --update ~/.claude/projects" keeps a store in step with Claude Code. --again imports a new copy all the same.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt `TEXT`, or @FILE to read it from FILE"},
 			&cli.StringFlag{Name: "title", Usage: "the session's `TITLE`; a title given here is never replaced automatically"},
-			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, openai or anthropic"},
+			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, gemini, cursor, openai or anthropic"},
 			&cli.BoolFlag{Name: "sidechains", Usage: "with a Claude Code file: import its sidechains (subagent runs) as sessions of their own"},
+			&cli.BoolFlag{Name: "update", Usage: "for a source imported before: add to its session what the source gained since"},
+			&cli.BoolFlag{Name: "again", Usage: "import a source imported before as a new session all the same"},
 		}
 	},
 	Examples: []tool.Example{
@@ -43,7 +53,9 @@ A native share keeps everything (title, times, usage, cost, branches); only the 
 			Command: `wc-new --system "You are terse." | wc-append --role user --text "fix the login bug"`},
 		{Text: "Import every Claude Code session of a project:", Command: `wc-new ~/.claude/projects/-home-me-src-app/*.jsonl | jq -r '[.id[:8], .message_count, .title] | @tsv'`},
 		{Text: "Copy a session through its share JSON:",
-			Command: `wc-export 3f2a --format json | wc-new --import native`},
+			Command: `wc-export 3f2a --format json | wc-new --import native --again`},
+		{Text: "Keep a store in step with every Claude Code session, from cron:",
+			Command: `wc-new --update ~/.claude/projects | jq -c 'select(.added > 0) | {id, title, added}'`},
 		{Text: "Restore a backup of every session (wc-ls | wc-export > backup.ndjson) into another store:",
 			Command: `wc-new --store ~/restored backup.ndjson | jq -r .title`},
 	},

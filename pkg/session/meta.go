@@ -194,6 +194,10 @@ type Meta struct {
 	Tokens           uint64 `json:"tokens"`        // system prompt + active path estimate
 	SystemTokens     uint64 `json:"system_tokens"` // estimate of the system prompt alone
 
+	// Source is where wc-new imported the session from; kept in the store
+	// only, never in a share, so that a copy is the session whole.
+	Source *ImportSource `json:"import_source,omitempty"`
+
 	// Members of an imported share that we do not interpret (turn_context,
 	// instruction_dirs, …), written back on export.
 	Extra []Field `json:"-"`
@@ -271,15 +275,25 @@ type Info struct {
 	Head             uint64      `json:"head"`
 	Branches         int         `json:"branches"`
 	ForkedFrom       *ForkOrigin `json:"forked_from,omitempty"`
+	// Where an imported session came from (ImportSource), for a script to
+	// find the sessions of a source; absent for others.
+	SourceFormat string `json:"source_format,omitempty"`
+	SourceID     string `json:"source_id,omitempty"`
+	SourcePath   string `json:"source_path,omitempty"`
 }
 
 // Info returns the session's summary.
 func (m *Meta) Info() Info {
-	return Info{
+	in := Info{
 		ID: m.ID, Title: m.Title, TitleSource: m.TitleSource, ProjectPath: m.ProjectPath,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
 		MessageCount: m.MessageCount, UserMessageCount: m.UserMessageCount, Tokens: m.Tokens,
 		Usage: m.Usage, Cost: m.Cost, EditStats: m.EditStats,
 		Head: m.Head, Branches: len(m.Branches), ForkedFrom: m.ForkedFrom,
 	}
+	if m.Source != nil || len(m.Extra) > 0 {
+		src := m.ImportSource()
+		in.SourceFormat, in.SourceID, in.SourcePath = src.Format, src.ID, src.Path
+	}
+	return in
 }

@@ -206,6 +206,13 @@ func encodeMeta(m *Meta, extra []byte) []byte {
 	dst = appendUint(dst, m.Tokens)
 	dst = appendGoKey(dst, false, "system_tokens")
 	dst = appendUint(dst, m.SystemTokens)
+	if m.Source != nil {
+		src, err := json.Marshal(m.Source)
+		if err != nil {
+			panic("session: import source does not encode: " + err.Error())
+		}
+		dst = append(appendGoKey(dst, false, "import_source"), src...)
+	}
 	if len(extra) > 0 {
 		// As json.Marshal writes a RawMessage: compacted and HTML-escaped.
 		var buf bytes.Buffer
@@ -257,6 +264,11 @@ func (in Info) AppendFields(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(in.Branches), 10)
 	if in.ForkedFrom != nil {
 		dst = in.ForkedFrom.appendJSON(append(appendGoKey(dst, false, "forked_from"), '{'), false)
+	}
+	for _, f := range [...]struct{ key, val string }{{"source_format", in.SourceFormat}, {"source_id", in.SourceID}, {"source_path", in.SourcePath}} {
+		if f.val != "" {
+			dst = appendGoString(appendGoKey(dst, false, f.key), f.val, false)
+		}
 	}
 	return dst
 }
@@ -320,6 +332,10 @@ func decodeStoredMeta(raw []byte) (m Meta, extra []byte, ok bool) {
 			return s.uint(&m.Tokens, 64)
 		case "system_tokens":
 			return s.uint(&m.SystemTokens, 64)
+		case "import_source":
+			v, ok := s.value()
+			m.Source = &ImportSource{}
+			return ok && string(v) != "null" && json.Unmarshal(v, m.Source) == nil
 		case "extra":
 			v, ok := s.value()
 			// A RawMessage must be valid JSON, which value checks but for

@@ -82,6 +82,12 @@ func randomMeta(rng *rand.Rand) Meta {
 		m.Branches = append(m.Branches, NamedBranch{Name: s(), Seq: u()})
 	}
 	if rng.IntN(3) == 0 {
+		m.Source = &ImportSource{Format: s(), ID: s(), Path: s()}
+		if rng.IntN(2) == 0 {
+			m.Source.Usage = &Usage{InputTokens: u(), OutputTokens: u()}
+		}
+	}
+	if rng.IntN(3) == 0 {
 		values := []string{`1`, `"x <&> y"`, `[1, 2, {"a": null}]`, `{"nested": {"k": "\u00e9"}}`, `true`}
 		for i := range 1 + rng.IntN(3) {
 			m.Extra = append(m.Extra, Field{Key: []string{"turn_context", "instruction_dirs", "k<"}[i], Value: json.RawMessage(values[rng.IntN(len(values))])})

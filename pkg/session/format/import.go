@@ -81,6 +81,9 @@ type Imported struct {
 	// Parent is, for a Claude Code sidechain, the SourceID of the session
 	// that ran the subagent.
 	Parent string
+	// Format is the format it was read in (cursor for cursor-agent's
+	// stream, which reads as claude).
+	Format Kind
 }
 
 // Import reads data in the given format (KindAuto: detected) and returns
@@ -159,6 +162,12 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 	for i := range out {
 		if out[i].Skipped == nil {
 			out[i].Skipped = map[string]int{}
+		}
+		if out[i].Format == "" {
+			out[i].Format = kind
+			if f := importedFormat(&out[i].Share); f != "" && kind != KindNative {
+				out[i].Format = f
+			}
 		}
 		sanitize(&out[i].Share)
 	}
@@ -609,6 +618,16 @@ func isPrefix(p, of []session.Message) bool {
 		}
 	}
 	return true
+}
+
+// importedFormat is the format an importer recorded in imported_from.
+func importedFormat(sh *session.Share) Kind {
+	for _, f := range sh.Meta.Extra {
+		if f.Key == "imported_from" {
+			return Kind(gjson.GetBytes(f.Value, "format").Str)
+		}
+	}
+	return ""
 }
 
 // importedFrom is the share member that records where a session came from.

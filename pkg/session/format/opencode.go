@@ -280,3 +280,52 @@ func hasCalls(m *session.Message) bool {
 	}
 	return false
 }
+
+// OpencodeMessage is one message of opencode's storage tree (before 1.2:
+// storage/message/<ses>/<msg>.json and its parts,
+// storage/part/<msg>/<prt>.json), in id order.
+type OpencodeMessage struct {
+	Info  []byte
+	Parts [][]byte
+}
+
+// ImportOpencodeTree imports one session of opencode's storage tree: its
+// session file (storage/session/<project>/<ses>.json) and its messages.
+// The files hold the objects an export gathers, so they are read as the
+// export they make.
+func ImportOpencodeTree(session []byte, msgs []OpencodeMessage) ([]Imported, error) {
+	if !gjson.ValidBytes(session) {
+		return nil, badInputf("the session file is not valid json")
+	}
+	doc := append([]byte(`{"info":`), session...)
+	doc = append(doc, `,"messages":[`...)
+	bad := 0
+	for i, m := range msgs {
+		if !gjson.ValidBytes(m.Info) {
+			return nil, badInputf("message %d is not valid json", i+1)
+		}
+		if i > 0 {
+			doc = append(doc, ',')
+		}
+		doc = append(append(append(doc, `{"info":`...), m.Info...), `,"parts":[`...)
+		n := 0
+		for _, p := range m.Parts {
+			if !gjson.ValidBytes(p) {
+				bad++ // a part written half: the rest of the message stands
+				continue
+			}
+			if n > 0 {
+				doc = append(doc, ',')
+			}
+			doc = append(doc, p...)
+			n++
+		}
+		doc = append(doc, "]}"...)
+	}
+	doc = append(doc, "]}"...)
+	out, err := Import(KindOpencode, doc, Options{})
+	if err == nil && bad > 0 {
+		out[0].Skipped["(not json)"] += bad
+	}
+	return out, err
+}

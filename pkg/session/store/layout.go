@@ -90,6 +90,27 @@ func (s *Store) migrate() error {
 	return mapErr("move the store to schema 4", err)
 }
 
+// relist rewrites every listing entry from its session's metadata, in the
+// summary layout of this build, under the exclusive lock, in bounded
+// transactions. The keys do not change, so a killed relist is redone whole
+// by the next writer: the schema record moves on only after it.
+func (s *Store) relist() error {
+	b := &keyBatch{s: s}
+	err := s.db.View(func(txn *badger.Txn) error {
+		return eachMeta(txn, func(id sid, v []byte) error {
+			m, err := session.DecodeMeta(v)
+			if err != nil {
+				return nil // reading that session reports the damage
+			}
+			return b.set(listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m))
+		})
+	})
+	if err == nil {
+		err = b.flush()
+	}
+	return err
+}
+
 // dropLegacy deletes the keys the layout before schema 4 used, then marks
 // the store as holding none.
 func (s *Store) dropLegacy() error {

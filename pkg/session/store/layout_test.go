@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // toLegacy makes dir look like a store of an older schema: the metadata
@@ -119,7 +121,7 @@ func TestLayoutMigrated(t *testing.T) {
 			t.Errorf("schema %d: %d keys of the old layout left", version, n)
 		}
 		mustClose(t, r)
-		if got := schemaOf(t, dir); got != `{"schema":4}` {
+		if got := schemaOf(t, dir); got != `{"schema":5}` {
 			t.Errorf("schema %d: after the move: %s", version, got)
 		}
 		s = open(t, dir, Write) // and it takes writes
@@ -212,7 +214,7 @@ func TestLayoutMigrationKilledCopying(t *testing.T) {
 func TestLayoutMigrationKilledDropping(t *testing.T) {
 	dir, w, want := legacyWorld(t, 5)
 	runKilledChild(t, "crash-middrop", dir)
-	if got := schemaOf(t, dir); got != `{"schema":4,"legacy":true}` {
+	if got := schemaOf(t, dir); got != `{"schema":5,"legacy":true}` {
 		t.Fatalf("schema after the killed drop: %s", got)
 	}
 	r := open(t, dir, Read)
@@ -320,5 +322,58 @@ func TestLayoutMigrationReservedID(t *testing.T) {
 	}
 	if got := schemaOf(t, dir); got != `{"schema":3}` {
 		t.Errorf("schema after the refusal: %s", got)
+	}
+}
+
+// summaryV1 is a summary in the layout of schema 4 (summaryVersion 1):
+// the v2 one of a meta without source, less its three empty source
+// strings.
+func summaryV1(t *testing.T, m session.Meta) []byte {
+	t.Helper()
+	m.Extra = nil
+	v := client.EncodeSummary(&m)
+	pos := 1
+	for range 5 {
+		n, k := binary.Uvarint(v[pos:])
+		pos += k + int(n)
+	}
+	if !bytes.Equal(v[pos:pos+3], []byte{0, 0, 0}) {
+		t.Fatalf("no empty source strings at %d: %x", pos, v)
+	}
+	old := append([]byte{1}, v[1:pos]...)
+	return append(old, v[pos+3:]...)
+}
+
+// A store of schema 4 has its listing rewritten by the first command that
+// opens it (a reader takes the lock to do it): the import source of the
+// sessions imported before shows in the listing, and the schema is 5.
+func TestSchema4Relisted(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Write)
+	nodes := chain(3, 20)
+	m := metaFor(testID(0xabcd0001, 1), nodes)
+	m.Extra = []session.Field{{Key: "imported_from", Value: []byte(`{"format":"codex","id":"th-1"}`)}}
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := client.ParseID(m.ID)
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(listingKey(id, updatedTime(m.UpdatedAt)), summaryV1(t, m)); err != nil {
+			return err
+		}
+		return txn.Set(schemaKey, []byte(`{"schema":4}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	r := open(t, dir, Read)
+	got := listInfo(t, r, ListQuery{})
+	mustClose(t, r)
+	if len(got) != 1 || got[0].SourceID != "th-1" || got[0].SourceFormat != "codex" {
+		t.Fatalf("listing after the move: %+v", got)
+	}
+	if v := schemaOf(t, dir); v != `{"schema":5}` {
+		t.Errorf("schema after the move: %s", v)
 	}
 }

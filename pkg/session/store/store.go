@@ -86,8 +86,10 @@ const (
 	// does not would leave it stale, so it must refuse the store). 3: nodes
 	// may be references to others (repeats.go). 4: the metadata sorts last
 	// in its session and each listing shard after its sessions (keys.go);
-	// every writer moves an older store to it (layout.go).
-	schemaVersion = 4
+	// every writer moves an older store to it (layout.go). 5: listing
+	// summaries carry the import source (client.summaryVersion 2); a
+	// writer rewrites the listing of a store of schema 4.
+	schemaVersion = 5
 )
 
 // maxValueSize is the largest node, metadata or blob we store: Badger's limit
@@ -562,6 +564,17 @@ func (s *Store) checkSchema() error {
 	case v.Schema == schemaVersion:
 		if err := s.dropLegacy(); err != nil {
 			return mapErr("move the store to schema 4", err)
+		}
+	case v.Schema == 4:
+		// The layout of schema 5, with the summaries of schema 4.
+		err := s.relist()
+		if err == nil && v.Legacy {
+			err = s.dropLegacy() // stamps the schema
+		} else if err == nil {
+			err = s.stampSchema(false)
+		}
+		if err != nil {
+			return mapErr("move the store to schema 5", err)
 		}
 	default:
 		if err := s.migrate(); err != nil {

@@ -421,7 +421,7 @@ func TestSchemaNewer(t *testing.T) {
 func TestSchemaStamped(t *testing.T) {
 	dir := t.TempDir()
 	mustClose(t, open(t, dir, Write))
-	if v := schemaOf(t, dir); v != `{"schema":4}` {
+	if v := schemaOf(t, dir); v != `{"schema":5}` {
 		t.Errorf("schema record = %q", v)
 	}
 }

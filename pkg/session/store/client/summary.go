@@ -13,8 +13,9 @@ import (
 // byte, the strings (length-prefixed, the project first for the filter),
 // flags, the counters as uvarints, the cost's float bits, then the optional
 // members. A new member of session.Info needs a new version and schema, so
-// that the first writer rebuilds the listing.
-const summaryVersion = 1
+// that the first writer rebuilds the listing. 2: the import source's
+// format, id and path, after the times.
+const summaryVersion = 2
 
 const (
 	flagCacheCreation = 1 << iota
@@ -33,13 +34,17 @@ func EncodeSummary(m *session.Meta) []byte {
 	if titleSource == "" {
 		titleSource = session.TitleDefault // as DecodeMeta reads it back
 	}
-	b := make([]byte, 0, 96+len(m.ProjectPath)+len(m.Title)+len(m.CreatedAt)+len(m.UpdatedAt))
+	src := m.ImportSource()
+	b := make([]byte, 0, 96+len(m.ProjectPath)+len(m.Title)+len(m.CreatedAt)+len(m.UpdatedAt)+len(src.ID)+len(src.Path))
 	b = append(b, summaryVersion)
 	b = appendSummaryString(b, m.ProjectPath)
 	b = appendSummaryString(b, m.Title)
 	b = appendSummaryString(b, string(titleSource))
 	b = appendSummaryString(b, m.CreatedAt)
 	b = appendSummaryString(b, m.UpdatedAt)
+	b = appendSummaryString(b, src.Format)
+	b = appendSummaryString(b, src.ID)
+	b = appendSummaryString(b, src.Path)
 	var flags byte
 	if m.Usage.CacheCreationInputTokens != nil {
 		flags |= flagCacheCreation
@@ -172,6 +177,9 @@ func DecodeSummary(id ID, v []byte) (session.Info, error) {
 	info.TitleSource = session.TitleSource(str())
 	info.CreatedAt = str()
 	info.UpdatedAt = str()
+	info.SourceFormat = str()
+	info.SourceID = str()
+	info.SourcePath = str()
 	flags := r.byte()
 	info.MessageCount = r.uvarint()
 	info.UserMessageCount = r.uvarint()
@@ -212,6 +220,9 @@ const (
 	SummaryTitleSource
 	SummaryCreated
 	SummaryUpdated
+	SummarySourceFormat
+	SummarySourceID
+	SummarySourcePath
 )
 
 // SummaryField returns the summary's string number n without decoding the

@@ -15,17 +15,21 @@ func TestSummaryRoundTrip(t *testing.T) {
 		Usage: session.Usage{InputTokens: 1 << 62, OutputTokens: 2, CacheReadInputTokens: &five},
 		Cost:  session.Cost{USD: 0.1 + 0.2, UnpricedSteps: 3}, EditStats: session.EditStats{Added: 4, Approximate: true},
 		Head: 9, Branches: []session.NamedBranch{{Name: "a", Seq: 1}}, ForkedFrom: &session.ForkOrigin{ID: "02020202-0202-4202-8202-020202020202", Seq: 7},
-		MessageCount: 9, UserMessageCount: 4, Tokens: 1234}
+		MessageCount: 9, UserMessageCount: 4, Tokens: 1234,
+		Source: &session.ImportSource{Format: "claude", ID: "s-1", Path: "/h/a.jsonl"}}
 	id, _ := ParseID(m.ID)
 	v := EncodeSummary(&m)
 	want := m.Info()
 	want.TitleSource = session.TitleDefault
+	if want.SourceID != "s-1" || want.SourcePath != "/h/a.jsonl" || want.SourceFormat != "claude" {
+		t.Fatalf("the import source: %+v", want)
+	}
 	if got, err := DecodeSummary(id, v); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %+v, %v\nwant %+v", got, err, want)
 	}
 	// Guards the layout: wc-ls prints session.Info from the summary alone.
-	if n := reflect.TypeFor[session.Info]().NumField(); n != 15 {
-		t.Errorf("session.Info has %d members; the summary holds 15: extend it (summaryVersion, schema)", n)
+	if n := reflect.TypeFor[session.Info]().NumField(); n != 18 {
+		t.Errorf("session.Info has %d members; the summary holds 18: extend it (summaryVersion, schema)", n)
 	}
 	for _, bad := range [][]byte{nil, {2}, v[:len(v)-1], append(v[:len(v):len(v)], 0)} {
 		if _, err := DecodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session") {
@@ -35,13 +39,14 @@ func TestSummaryRoundTrip(t *testing.T) {
 	// The line is part of the protocol: a resident process of another build
 	// that speaks it renders wc-ls's lines.
 	line, err := AppendSummaryJSON(nil, id, v)
-	want5 := `{"id":"01010101-0101-4101-8101-010101010101","title":"t","title_source":"default","project_path":"/p",` +
+	want6 := `{"id":"01010101-0101-4101-8101-010101010101","title":"t","title_source":"default","project_path":"/p",` +
 		`"created_at":"c","updated_at":"u","message_count":9,"user_message_count":4,"tokens":1234,` +
 		`"usage":{"input_tokens":4611686018427387904,"output_tokens":2,"cache_read_input_tokens":5},` +
 		`"cost":{"usd":0.3,"unpriced_steps":3},"edit_stats":{"added":4,"removed":0,"approximate":true},` +
-		`"head":9,"branches":1,"forked_from":{"id":"02020202-0202-4202-8202-020202020202","seq":7}}`
-	if ProtocolVersion != 5 || err != nil || string(line) != want5 {
-		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 5)\n%s\n"+
-			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, want5)
+		`"head":9,"branches":1,"forked_from":{"id":"02020202-0202-4202-8202-020202020202","seq":7},` +
+		`"source_format":"claude","source_id":"s-1","source_path":"/h/a.jsonl"}`
+	if ProtocolVersion != 6 || err != nil || string(line) != want6 {
+		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 6)\n%s\n"+
+			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, want6)
 	}
 }

@@ -1,0 +1,84 @@
+package session_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/wctoolkit/wc/pkg/session"
+)
+
+// importOf is a session imported from a share of msgs, recorded as from
+// source "claude"/"s1" with usage u.
+func importOf(t *testing.T, u session.Usage, msgs ...session.Message) (session.Meta, []session.Node) {
+	t.Helper()
+	sh := session.Share{Messages: msgs}
+	sh.Meta.Usage = u
+	m, nodes := session.FromShare(&sh, testID, t0)
+	m.RecordImport("claude", "s1", "/h/s1.jsonl", u)
+	return m, nodes
+}
+
+func equal(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got  %#v\n want %#v", what, got, want)
+	}
+}
+
+// activePath is the nodes from the root to m's head.
+func activePath(m *session.Meta, nodes []session.Node) []session.Node {
+	var out []session.Node
+	for _, n := range session.NewTree(nodes).Path(m.Head) {
+		out = append(out, *n)
+	}
+	return out
+}
+
+func pathTexts(t *testing.T, m *session.Meta, nodes []session.Node) []string {
+	t.Helper()
+	var out []string
+	for _, n := range session.NewTree(nodes).Path(m.Head) {
+		s, _ := n.Msg.AsText()
+		out = append(out, s)
+	}
+	return out
+}
+
+// --update: a source that grew adds its new messages and the growth of its
+// usage; one rewound keeps the old path as a branch; one unchanged adds
+// nothing.
+func TestUpdateFromShare(t *testing.T) {
+	a, b, c, d := text(session.RoleUser, "a"), text(session.RoleAssistant, "b"), text(session.RoleUser, "c"), text(session.RoleAssistant, "d")
+	m, nodes := importOf(t, session.Usage{InputTokens: 10, OutputTokens: 5}, a, b)
+
+	same := session.Share{Messages: []session.Message{a, b}}
+	same.Meta.Usage = session.Usage{InputTokens: 10, OutputTokens: 5}
+	if res := session.UpdateFromShare(&m, nodes, &same, t0); res.Added != 0 || len(res.Nodes) != 0 {
+		t.Fatalf("an unchanged source added %+v", res)
+	}
+
+	grown := session.Share{Messages: []session.Message{a, b, c, d}}
+	grown.Meta.Usage = session.Usage{InputTokens: 25, OutputTokens: 9}
+	res := session.UpdateFromShare(&m, activePath(&m, nodes), &grown, t0)
+	if res.Added != 2 || res.Diverged || len(m.Branches) != 0 {
+		t.Fatalf("growth: %+v, branches %v", res, m.Branches)
+	}
+	nodes = append(nodes, res.Nodes...)
+	equal(t, "path", pathTexts(t, &m, nodes), []string{"a", "b", "c", "d"})
+	equal(t, "usage", m.Usage, session.Usage{InputTokens: 25, OutputTokens: 9})
+	equal(t, "message count", m.MessageCount, uint64(4))
+
+	// The source was rewound to after "b" and went on differently.
+	e := text(session.RoleUser, "e")
+	rewound := session.Share{Messages: []session.Message{a, b, e}}
+	rewound.Meta.Usage = session.Usage{InputTokens: 30, OutputTokens: 9}
+	res = session.UpdateFromShare(&m, activePath(&m, nodes), &rewound, t0)
+	if res.Added != 1 || !res.Diverged || len(m.Branches) != 1 {
+		t.Fatalf("rewind: %+v, branches %v", res, m.Branches)
+	}
+	nodes = append(nodes, res.Nodes...)
+	equal(t, "path", pathTexts(t, &m, nodes), []string{"a", "b", "e"})
+	equal(t, "kept branch", pathTexts(t, &session.Meta{Head: m.Branches[0].Seq}, nodes), []string{"a", "b", "c", "d"})
+	equal(t, "usage", m.Usage, session.Usage{InputTokens: 30, OutputTokens: 9})
+	equal(t, "source", m.ImportSource().Path, "/h/s1.jsonl")
+}
