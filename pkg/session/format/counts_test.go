@@ -300,7 +300,9 @@ func TestFixturesRoundTrip(t *testing.T) {
 				}
 				meta2, nodes2 := session.FromShare(&again[0].Share, testID(i+100), t0)
 				second := session.AppendShare(nil, &meta2, session.NewTree(nodes2))
-				strip := func(b []byte) []byte { return bytes.Replace(b, []byte(`"id":"`+meta.ID+`"`), []byte(`"id":"`+meta2.ID+`"`), 1) }
+				strip := func(b []byte) []byte {
+					return bytes.Replace(b, []byte(`"id":"`+meta.ID+`"`), []byte(`"id":"`+meta2.ID+`"`), 1)
+				}
 				if !bytes.Equal(strip(first), second) {
 					t.Errorf("session %d: the round trip changed the share\n%s", i, firstDiff(strip(first), second))
 				}
@@ -311,7 +313,6 @@ func TestFixturesRoundTrip(t *testing.T) {
 		})
 	}
 }
-
 
 // BenchmarkImportFixtures imports the largest fixture of each format (see
 // scripts/import-bench.sh for wc-new on a directory, beside jq).
