@@ -21,6 +21,7 @@ size() { cat "$@" | wc -c | tr -d ' '; }
 
 printf '%-44s %10s %10s %10s\n' 'input' 'bytes' 'wc-new' 'jq'
 for dir in "$fixtures"/*/; do
+	[ "$(basename "$dir")" != sqlite ] || continue # databases: jq cannot read them
 	f=$(ls -S "$dir" | grep -v '\.md$' | while read -r x; do [ -f "$dir$x" ] && echo "$dir$x" && break; done)
 	[ -n "$f" ] || continue
 	b=$(size "$f")
@@ -30,7 +31,7 @@ for dir in "$fixtures"/*/; do
 done
 
 mkdir "$work/tree"
-set -- $(find "$fixtures" -maxdepth 2 -type f ! -name '*.md' | sort)
+set -- $(find "$fixtures" -maxdepth 2 -type f ! -name '*.md' ! -path '*/sqlite/*' | sort)
 i=0
 while [ "$i" -lt "$n" ]; do
 	for f; do

@@ -29,6 +29,11 @@ Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import
              --output-format stream-json
   cursor     the output of cursor-agent --output-format stream-json
              (claude reads Claude Code's stream-json the same way)
+  goose      goose's sessions.db (~/.local/share/goose/sessions)
+  llm        llm's logs.db (llm logs path), its responses tables and
+             its threads from 0.32 on
+
+An SQLite database is read by its tables: opencode's opencode.db (opencode 1.2 on), goose's sessions.db, llm's logs.db and whycodes' database (--import whycodes or native names it) import every session, conversation or thread they hold, or those --select names, each as a session. wc-sqlite, beside wc-new, on PATH or at WC_SQLITE_PROGRAM, reads them, so that wc-new links no SQLite library. opencode's storage tree of before 1.2 (~/.local/share/opencode/storage, a directory) imports too, a session per session file.
   openai     a Chat Completions request body or messages array
   anthropic  a Messages API request body or messages array
 
@@ -42,8 +47,9 @@ Each import records its source: its format, the source's own session id and the 
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
 			&cli.StringFlag{Name: "system", Usage: "system prompt `TEXT`, or @FILE to read it from FILE"},
 			&cli.StringFlag{Name: "title", Usage: "the session's `TITLE`; a title given here is never replaced automatically"},
-			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, gemini, cursor, openai or anthropic"},
+			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, gemini, cursor, goose, llm, openai or anthropic"},
 			&cli.BoolFlag{Name: "sidechains", Usage: "with a Claude Code file: import its sidechains (subagent runs) as sessions of their own"},
+			&cli.StringSliceFlag{Name: "select", Usage: "with an SQLite database: import only the session, conversation or thread of `ID` (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "for a source imported before: add to its session what the source gained since"},
 			&cli.BoolFlag{Name: "again", Usage: "import a source imported before as a new session all the same"},
 		}

@@ -170,12 +170,18 @@ func readOne(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, err
 	if path == "-" {
 		name = "stdin"
 	}
+	if path != "-" && isSQLiteFile(path) {
+		return readSQLite(c, kind, path)
+	}
 	data, err := c.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &badFile{name, "empty"}
+	}
+	if bytes.HasPrefix(data, []byte(format.SQLiteMagic)) {
+		return nil, &badFile{name, "an SQLite database is read from its file: give its path"}
 	}
 	imported, err := format.Import(kind, data, format.Options{Sidechains: c.Bool("sidechains")})
 	if err != nil {

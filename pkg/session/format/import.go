@@ -27,7 +27,7 @@ const (
 )
 
 // Kinds lists every format Import reads, for help texts.
-var Kinds = []Kind{KindNative, KindClaude, KindCodex, KindOpencode, KindGemini, KindCursor, KindOpenAI, KindAnthropic}
+var Kinds = []Kind{KindNative, KindClaude, KindCodex, KindOpencode, KindGemini, KindCursor, KindGoose, KindLLM, KindOpenAI, KindAnthropic}
 
 // ParseKind reads a format name, ignoring case and surrounding space. "auto"
 // (and "") is KindAuto; "claude-code" and "whycodes" are aliases.
@@ -51,6 +51,10 @@ func ParseKind(s string) (Kind, error) {
 		return KindGemini, nil
 	case "cursor", "cursor-agent":
 		return KindCursor, nil
+	case "goose":
+		return KindGoose, nil
+	case "llm":
+		return KindLLM, nil
 	}
 	return "", badInputf("unknown import format %q", s)
 }
@@ -138,6 +142,8 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 		out, err = importStreamJSON(data, KindCursor)
 	case KindGemini:
 		out, err = importGemini(data)
+	case KindGoose, KindLLM:
+		return nil, badInputf("a %s database is an SQLite file: give its path", string(kind))
 	case KindCodex:
 		if isCodexExec(data) {
 			out, err = importCodexExec(data)
