@@ -335,7 +335,9 @@ func gooseDB(rows sqlRows, want func(string) bool) ([]Imported, error) {
 			continue
 		}
 		ms := msgs[id]
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].Get("created_timestamp").Int() < ms[j].Get("created_timestamp").Int() })
+		sort.SliceStable(ms, func(i, j int) bool {
+			return ms[i].Get("created_timestamp").Int() < ms[j].Get("created_timestamp").Int()
+		})
 		b := &gooseBuilder{skipped: skipCounter{}, names: toolNames{}}
 		for _, r := range ms {
 			b.message(r)
