@@ -71,7 +71,23 @@ func (g *ccGroup) find() *ccGroup {
 	return g
 }
 
+// webLoglines turns the session of Claude Code on the web,
+// {"loglines":[record, …]}, into the transcript's lines.
+func webLoglines(data []byte) []byte {
+	doc := gjson.ParseBytes(data)
+	if !doc.IsObject() || !doc.Get("loglines").IsArray() || !gjson.ValidBytes(data) {
+		return data
+	}
+	var out []byte
+	eachElem(doc.Get("loglines"), func(r gjson.Result) bool {
+		out = append(append(out, compactJSON(r.Raw)...), '\n')
+		return true
+	})
+	return out
+}
+
 func importClaude(data []byte, opt Options) ([]Imported, error) {
+	data = webLoglines(data)
 	var recs []*ccRec
 	fileSkipped := skipCounter{}
 	forEachLine(data, func(line []byte) {

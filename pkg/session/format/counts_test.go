@@ -94,6 +94,14 @@ func sourceCounts(t *testing.T, dir string, data []byte) counts {
 			return true
 		})
 	}
+	if dir == "claude-web" { // {"loglines":[record, …]}: the records are a transcript's lines
+		var lines []string
+		gjson.GetBytes(data, "loglines").ForEach(func(_, r gjson.Result) bool {
+			lines = append(lines, string(compactJSON(r.Raw)))
+			return true
+		})
+		data, dir = []byte(strings.Join(lines, "\n")), "claude-code"
+	}
 	switch dir {
 	case "claude-code", "claude-stream":
 		// The last usage line of each response (the field-wise largest);

@@ -81,6 +81,8 @@ func detectDocument(doc gjson.Result) (Kind, bool) {
 	switch {
 	case isGeminiRecord(doc):
 		return KindGemini, true
+	case doc.IsObject() && doc.Get("loglines").IsArray():
+		return KindClaude, true // Claude Code on the web
 	case doc.IsObject():
 		msgs := doc.Get("messages")
 		if !msgs.IsArray() {

@@ -58,7 +58,7 @@ func fixtures(t testing.TB) []fixture {
 	t.Helper()
 	root := fixturesDir(t)
 	kinds := map[string]Kind{"claude-code": KindClaude, "codex": KindCodex, "opencode": KindOpencode,
-		"gemini": KindGemini, "claude-stream": KindClaude, "cursor": KindCursor, "codex-exec": KindCodex}
+		"gemini": KindGemini, "claude-stream": KindClaude, "cursor": KindCursor, "codex-exec": KindCodex, "claude-web": KindClaude}
 	var out []fixture
 	entries, err := os.ReadDir(root)
 	if err != nil {
