@@ -20,7 +20,9 @@ Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import
              (a session, or several: one a line, or an array of
              them), a bare JSON array of messages, or the lines of
              wc-export --format jsonl
-  claude     a Claude Code session (~/.claude/projects/*/*.jsonl)
+  claude     a Claude Code session (~/.claude/projects/*/*.jsonl), a
+             Claude Code on the web session ({"loglines":[…]}), or
+             the output of claude -p --output-format stream-json
   codex      a Codex rollout (~/.codex/sessions/**/rollout-*.jsonl),
              or the events of codex exec --json
   opencode   the JSON of "opencode export"
