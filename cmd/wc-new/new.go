@@ -187,6 +187,11 @@ func readOne(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, err
 	if err != nil {
 		return nil, &badFile{name, err.Error()}
 	}
+	return checkImports(name, imported)
+}
+
+// checkImports applies the message size limit to what a file imported.
+func checkImports(name string, imported []format.Imported) ([]format.Imported, error) {
 	for i := range imported {
 		if err := checkShareSizes(&imported[i].Share); err != nil {
 			return nil, &badFile{name, err.Error()}

@@ -44,12 +44,7 @@ func readSQLite(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, 
 	if err != nil {
 		return nil, &badFile{path, err.Error()}
 	}
-	for i := range imported {
-		if err := checkShareSizes(&imported[i].Share); err != nil {
-			return nil, &badFile{path, err.Error()}
-		}
-	}
-	return imported, nil
+	return checkImports(path, imported)
 }
 
 // sameApp reports whether --import allows a database of app: auto does,

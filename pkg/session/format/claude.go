@@ -298,19 +298,68 @@ type ccUsage struct {
 	hasCC, hasCR    bool
 }
 
+// responseUsage is the usage of a run's API responses, each counted once
+// by its message id.
+type responseUsage struct {
+	byKey map[string]*ccUsage
+	keys  []string
+}
+
+// add records a line of response key. One response repeats its usage on
+// every line, and early lines carry a streaming snapshot: it takes the
+// field-wise maximum, once.
+func (r *responseUsage) add(key string, usage gjson.Result) {
+	if r.byKey == nil {
+		r.byKey = map[string]*ccUsage{}
+	}
+	acc := r.byKey[key]
+	if acc == nil {
+		acc = &ccUsage{}
+		r.byKey[key] = acc
+		r.keys = append(r.keys, key)
+	}
+	acc.in = max(acc.in, usage.Get("input_tokens").Uint())
+	acc.out = max(acc.out, usage.Get("output_tokens").Uint())
+	if v := usage.Get("cache_creation_input_tokens"); v.Type == gjson.Number {
+		acc.cc, acc.hasCC = max(acc.cc, v.Uint()), true
+	}
+	if v := usage.Get("cache_read_input_tokens"); v.Type == gjson.Number {
+		acc.cr, acc.hasCR = max(acc.cr, v.Uint()), true
+	}
+}
+
+// total sums the responses; ok is false when it would not fit.
+func (r *responseUsage) total() (session.Usage, bool) {
+	var sum session.Usage
+	for _, k := range r.keys {
+		acc := r.byKey[k]
+		u := session.Usage{InputTokens: acc.in, OutputTokens: acc.out}
+		if acc.hasCC {
+			u.CacheCreationInputTokens = u64(acc.cc)
+		}
+		if acc.hasCR {
+			u.CacheReadInputTokens = u64(acc.cr)
+		}
+		if !sum.Fits(u) {
+			return sum, false
+		}
+		sum.Add(u)
+	}
+	return sum, true
+}
+
 type ccBuilder struct {
-	units    []*ccUnit
-	unitOf   map[string]*ccUnit // uuid -> unit; nil (present) for the root
-	last     *ccUnit
-	lastUUID string
-	byMsgID  map[string]*ccUnit
-	callUnit map[string]*ccUnit
-	names    toolNames
-	usage    map[string]*ccUsage
-	usageKey []string
-	skipped  skipCounter
-	span     timeSpan
-	seen     map[string]string // uuid -> raw line, to drop exact duplicates
+	units     []*ccUnit
+	unitOf    map[string]*ccUnit // uuid -> unit; nil (present) for the root
+	last      *ccUnit
+	lastUUID  string
+	byMsgID   map[string]*ccUnit
+	callUnit  map[string]*ccUnit
+	names     toolNames
+	responses responseUsage
+	skipped   skipCounter
+	span      timeSpan
+	seen      map[string]string // uuid -> raw line, to drop exact duplicates
 
 	summaryChild map[string]bool // compact boundary uuid -> a summary follows it
 	boundaries   map[string]*ccRec
@@ -325,7 +374,7 @@ type ccBuilder struct {
 func buildClaude(recs []*ccRec) (Imported, bool, error) {
 	b := &ccBuilder{
 		unitOf: map[string]*ccUnit{}, byMsgID: map[string]*ccUnit{}, callUnit: map[string]*ccUnit{},
-		names: toolNames{}, usage: map[string]*ccUsage{}, skipped: skipCounter{}, seen: map[string]string{},
+		names: toolNames{}, skipped: skipCounter{}, seen: map[string]string{},
 		summaryChild: map[string]bool{}, boundaries: map[string]*ccRec{},
 	}
 	for _, r := range recs {
@@ -622,13 +671,7 @@ func (b *ccBuilder) assistant(r *ccRec) {
 		b.skip(r, "assistant:malformed")
 		return
 	}
-	var blocks []session.Block
-	switch content := msgV.Get("content"); {
-	case content.Type == gjson.String:
-		blocks = []session.Block{{Type: session.BlockText, Text: content.Str}}
-	case content.IsArray():
-		blocks = decodeBlocks(content, b.skipped)
-	}
+	blocks := replyBlocks(msgV.Get("content"), b.skipped)
 	msgID := strVal(msgV.Get("id"))
 	parent := b.parentUnit(r)
 	var u *ccUnit
@@ -657,24 +700,21 @@ func (b *ccBuilder) assistant(r *ccRec) {
 		if key == "" {
 			key = "\x00" + r.uuid
 		}
-		acc := b.usage[key]
-		if acc == nil {
-			acc = &ccUsage{}
-			b.usage[key] = acc
-			b.usageKey = append(b.usageKey, key)
-		}
-		// One response repeats its usage on every line, and early lines
-		// carry a streaming snapshot: take the field-wise maximum, once.
-		acc.in = max(acc.in, usage.Get("input_tokens").Uint())
-		acc.out = max(acc.out, usage.Get("output_tokens").Uint())
-		if v := usage.Get("cache_creation_input_tokens"); v.Type == gjson.Number {
-			acc.cc, acc.hasCC = max(acc.cc, v.Uint()), true
-		}
-		if v := usage.Get("cache_read_input_tokens"); v.Type == gjson.Number {
-			acc.cr, acc.hasCR = max(acc.cr, v.Uint()), true
-		}
+		b.responses.add(key, usage)
 	}
 	b.place(r, u)
+}
+
+// replyBlocks is the content of an Anthropic-shaped reply as blocks: a
+// string is one text block.
+func replyBlocks(content gjson.Result, skipped skipCounter) []session.Block {
+	switch {
+	case content.Type == gjson.String:
+		return []session.Block{{Type: session.BlockText, Text: content.Str}}
+	case content.IsArray():
+		return decodeBlocks(content, skipped)
+	}
+	return nil
 }
 
 func (b *ccBuilder) system(r *ccRec) {
@@ -794,20 +834,9 @@ func (b *ccBuilder) finish() Imported {
 	}
 	m.ProjectPath = b.cwd
 	m.CreatedAt, m.UpdatedAt = b.span.first, b.span.last
-	for _, k := range b.usageKey {
-		acc := b.usage[k]
-		u := session.Usage{InputTokens: acc.in, OutputTokens: acc.out}
-		if acc.hasCC {
-			u.CacheCreationInputTokens = u64(acc.cc)
-		}
-		if acc.hasCR {
-			u.CacheReadInputTokens = u64(acc.cr)
-		}
-		if !m.Usage.Fits(u) {
-			b.usageRange = true
-			break
-		}
-		m.Usage.Add(u)
+	var fits bool
+	if m.Usage, fits = b.responses.total(); !fits {
+		b.usageRange = true
 	}
 	var src jsonObject
 	if b.version != "" {

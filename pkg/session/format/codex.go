@@ -59,16 +59,7 @@ func importCodex(data []byte) ([]Imported, error) {
 	itemPrompts := map[string]int{} // user items, by key
 	var events []int                // user_message lines
 	assistantItems := false
-	forEachLine(data, func(line []byte) {
-		if !gjson.ValidBytes(line) {
-			b.skipped.add("(not json)")
-			return
-		}
-		v := gjson.ParseBytes(line)
-		if !v.IsObject() || v.Get("type").Type != gjson.String {
-			b.skipped.add("(not a record)")
-			return
-		}
+	eachRecord(data, b.skipped, func(v gjson.Result) {
 		lines = append(lines, v)
 		p := v.Get("payload")
 		switch v.Get("type").Str {
@@ -103,10 +94,9 @@ func importCodex(data []byte) ([]Imported, error) {
 		b.lineIdx = i
 		b.line(v)
 	}
-	var sh session.Share
-	b.l.share(&sh)
-	if !hasTurns(&sh) {
-		return nil, errNoMessages
+	sh, err := b.l.finish(false)
+	if err != nil {
+		return nil, err
 	}
 	m := &sh.Meta
 	m.ProjectPath = b.cwd
@@ -444,21 +434,17 @@ func (b *cxBuilder) event(p gjson.Result, ts string) {
 		if b.eventPrompts[b.lineIdx] {
 			b.eventPrompt(p, ts)
 		}
-	case "agent_message":
+	case "agent_message", "agent_reasoning":
+		blockType, member := session.BlockText, "message"
+		if typ == "agent_reasoning" {
+			blockType, member = session.BlockThinking, "text"
+		}
 		if !b.eventReplies {
 			b.skipped.add("event_msg:" + typ)
 			return
 		}
-		if t := p.Get("message"); t.Type == gjson.String {
-			b.block(session.Block{Type: session.BlockText, Text: t.Str, Extra: fieldsOf(p, "type", "message")}, ts)
-		}
-	case "agent_reasoning":
-		if !b.eventReplies {
-			b.skipped.add("event_msg:" + typ)
-			return
-		}
-		if t := p.Get("text"); t.Type == gjson.String {
-			b.block(session.Block{Type: session.BlockThinking, Text: t.Str, Extra: fieldsOf(p, "type", "text")}, ts)
+		if t := p.Get(member); t.Type == gjson.String {
+			b.block(session.Block{Type: blockType, Text: t.Str, Extra: fieldsOf(p, "type", member)}, ts)
 		}
 	case "task_started":
 		b.open = -1
@@ -601,20 +587,9 @@ func addMember(extra []session.Field, name, key, raw string) []session.Field {
 // isCodexExec reports the event stream of `codex exec --json`: its first
 // record is a thread, turn or item event.
 func isCodexExec(data []byte) bool {
-	decided, exec := false, false
-	forEachLine(data, func(line []byte) {
-		if decided || !gjson.ValidBytes(line) {
-			return
-		}
-		v := gjson.ParseBytes(line)
-		if !v.IsObject() {
-			return
-		}
-		decided = true
-		t := v.Get("type").Str
-		exec = strings.HasPrefix(t, "thread.") || strings.HasPrefix(t, "turn.") || strings.HasPrefix(t, "item.")
-	})
-	return exec
+	v, ok := firstRecord(data)
+	t := v.Get("type").Str
+	return ok && (strings.HasPrefix(t, "thread.") || strings.HasPrefix(t, "turn.") || strings.HasPrefix(t, "item."))
 }
 
 // importCodexExec reads `codex exec --json` (codex-rs exec_events.rs):

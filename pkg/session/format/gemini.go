@@ -131,13 +131,9 @@ func geminiSession(doc gjson.Result, msgs []gjson.Result, rewound [][]gjson.Resu
 	for _, m := range msgs {
 		b.message(m)
 	}
-	if b.usageRange {
-		return nil, badInputf("%s", errUsageRange)
-	}
-	var sh session.Share
-	b.l.share(&sh)
-	if !hasTurns(&sh) {
-		return nil, errNoMessages
+	sh, err := b.l.finish(b.usageRange)
+	if err != nil {
+		return nil, err
 	}
 	m := &sh.Meta
 	if s := strVal(doc.Get("summary")); s != "" {

@@ -165,6 +165,13 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 	if len(out) == 0 {
 		return nil, errNoMessages
 	}
+	finishImports(out, kind)
+	return out, nil
+}
+
+// finishImports completes what the importers return: the skipped counts,
+// the format each was read in, and no member wc reads kept twice.
+func finishImports(out []Imported, kind Kind) {
 	for i := range out {
 		if out[i].Skipped == nil {
 			out[i].Skipped = map[string]int{}
@@ -177,7 +184,6 @@ func Import(kind Kind, data []byte, opt Options) ([]Imported, error) {
 		}
 		sanitize(&out[i].Share)
 	}
-	return out, nil
 }
 
 // oneLine compacts a JSONL format's input that is a single pretty-printed
@@ -451,6 +457,38 @@ func objectOf(v gjson.Result, except ...string) jsonObject {
 	return o
 }
 
+// eachRecord calls fn with every line of a JSONL input that is an object
+// with a string type, and counts the others.
+func eachRecord(data []byte, skipped skipCounter, fn func(v gjson.Result)) {
+	forEachLine(data, func(line []byte) {
+		if !gjson.ValidBytes(line) {
+			skipped.add("(not json)")
+			return
+		}
+		v := gjson.ParseBytes(line)
+		if !v.IsObject() || v.Get("type").Type != gjson.String {
+			skipped.add("(not a record)")
+			return
+		}
+		fn(v)
+	})
+}
+
+// firstRecord is the first line of a JSONL input that is a JSON object.
+func firstRecord(data []byte) (gjson.Result, bool) {
+	var first gjson.Result
+	found := false
+	forEachLine(data, func(line []byte) {
+		if found || !gjson.ValidBytes(line) {
+			return
+		}
+		if v := gjson.ParseBytes(line); v.IsObject() {
+			first, found = v, true
+		}
+	})
+	return first, found
+}
+
 // objectJSON is the JSON of v's members except the listed keys.
 func objectJSON(v gjson.Result, except ...string) string {
 	o := objectOf(v, except...)
@@ -597,6 +635,20 @@ func (l *linearPath) stash() {
 	if len(l.msgs) > 0 {
 		l.branches = append(l.branches, append([]session.Message(nil), l.msgs...))
 	}
+}
+
+// finish is the share of a linear import, or the error of one whose usage
+// overflowed or that holds no turn.
+func (l *linearPath) finish(usageRange bool) (session.Share, error) {
+	var sh session.Share
+	if usageRange {
+		return sh, badInputf("%s", errUsageRange)
+	}
+	l.share(&sh)
+	if !hasTurns(&sh) {
+		return sh, errNoMessages
+	}
+	return sh, nil
 }
 
 // share fills sh's messages and branches. A branch that is a prefix of the

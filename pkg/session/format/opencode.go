@@ -62,13 +62,9 @@ func importOpencode(data []byte) ([]Imported, error) {
 			b.l.msgs = append([]session.Message(nil), b.l.msgs[:i]...)
 		}
 	}
-	if b.usageRange {
-		return nil, badInputf("%s", errUsageRange)
-	}
-	var sh session.Share
-	b.l.share(&sh)
-	if !hasTurns(&sh) {
-		return nil, errNoMessages
+	sh, err := b.l.finish(b.usageRange)
+	if err != nil {
+		return nil, err
 	}
 	m := &sh.Meta
 	if t := strVal(info.Get("title")); t != "" && !strings.HasPrefix(t, "New session") && !strings.HasPrefix(t, "Child session") {

@@ -144,15 +144,7 @@ func ImportSQLite(kind Kind, data []byte, only []string) ([]Imported, error) {
 		}
 		return nil, errNoMessages
 	}
-	for i := range out {
-		if out[i].Skipped == nil {
-			out[i].Skipped = map[string]int{}
-		}
-		if out[i].Format == "" {
-			out[i].Format = kind
-		}
-		sanitize(&out[i].Share)
-	}
+	finishImports(out, kind)
 	return out, nil
 }
 
@@ -162,6 +154,31 @@ func byColumn(rows []gjson.Result, col string) map[string][]gjson.Result {
 	for _, r := range rows {
 		k := r.Get(gjson.Escape(col)).String()
 		out[k] = append(out[k], r)
+	}
+	return out
+}
+
+// selected is a session row with its message rows.
+type selected struct {
+	id   string
+	row  gjson.Result
+	msgs []gjson.Result
+}
+
+// selectedSessions are the rows of the sessions table that want selects,
+// each with the rows of messages that name it in session_id, in the order
+// less gives them (the table's order among equals).
+func selectedSessions(rows sqlRows, want func(string) bool, less func(a, b gjson.Result) bool) []selected {
+	msgs := byColumn(rows["messages"], "session_id")
+	var out []selected
+	for _, s := range rows["sessions"] {
+		id := s.Get("id").Str
+		if !want(id) {
+			continue
+		}
+		ms := msgs[id]
+		sort.SliceStable(ms, func(i, j int) bool { return less(ms[i], ms[j]) })
+		out = append(out, selected{id, s, ms})
 	}
 	return out
 }
@@ -257,15 +274,9 @@ func withIDs(data string, ids [][2]string) []byte {
 // in created_at order as load_from_db reads them; a message without its
 // own time takes its row's.
 func whycodesDB(rows sqlRows, want func(string) bool) ([]Imported, error) {
-	msgs := byColumn(rows["messages"], "session_id")
 	var out []Imported
-	for _, s := range rows["sessions"] {
-		id := s.Get("id").Str
-		if !want(id) {
-			continue
-		}
-		ms := msgs[id]
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].Get("created_at").Str < ms[j].Get("created_at").Str })
+	for _, sel := range selectedSessions(rows, want, func(a, b gjson.Result) bool { return a.Get("created_at").Str < b.Get("created_at").Str }) {
+		id, s, ms := sel.id, sel.row, sel.msgs
 		var sh session.Share
 		skipped := skipCounter{}
 		for _, r := range ms {
@@ -327,17 +338,11 @@ func sqlTime(s string) string {
 // toolRequest a tooluse block, toolResponse a tool message (its value's
 // text, or its error); other items are kept whole.
 func gooseDB(rows sqlRows, want func(string) bool) ([]Imported, error) {
-	msgs := byColumn(rows["messages"], "session_id")
 	var out []Imported
-	for _, s := range rows["sessions"] {
-		id := s.Get("id").Str
-		if !want(id) {
-			continue
-		}
-		ms := msgs[id]
-		sort.SliceStable(ms, func(i, j int) bool {
-			return ms[i].Get("created_timestamp").Int() < ms[j].Get("created_timestamp").Int()
-		})
+	for _, sel := range selectedSessions(rows, want, func(a, b gjson.Result) bool {
+		return a.Get("created_timestamp").Int() < b.Get("created_timestamp").Int()
+	}) {
+		id, s, ms := sel.id, sel.row, sel.msgs
 		b := &gooseBuilder{skipped: skipCounter{}, names: toolNames{}}
 		for _, r := range ms {
 			b.message(r)

@@ -24,61 +24,37 @@ import (
 // record is an init or a message line spelt session_id, where transcripts
 // write sessionId.
 func isStreamJSON(data []byte) bool {
-	decided, stream := false, false
-	forEachLine(data, func(line []byte) {
-		if decided || !gjson.ValidBytes(line) {
-			return
-		}
-		v := gjson.ParseBytes(line)
-		if !v.IsObject() {
-			return
-		}
-		decided = true
-		typ := v.Get("type").Str
-		stream = v.Get("session_id").Type == gjson.String && !v.Get("sessionId").Exists() &&
-			(typ == "system" && v.Get("subtype").Str == "init" || typ == "user" || typ == "assistant" || typ == "result")
-	})
-	return stream
+	v, ok := firstRecord(data)
+	typ := v.Get("type").Str
+	return ok && v.Get("session_id").Type == gjson.String && !v.Get("sessionId").Exists() &&
+		(typ == "system" && v.Get("subtype").Str == "init" || typ == "user" || typ == "assistant" || typ == "result")
 }
 
 type streamBuilder struct {
-	l        linearPath
-	skipped  skipCounter
-	span     timeSpan
-	names    toolNames
-	open     int    // index of the assistant message lines add to; -1: none
-	openID   string // its message id
-	thinking []byte // cursor-agent's thinking so far, for the next reply
-	thinkAt  string
-	calls    map[string]int // tool call id -> index of its assistant message
-	usage    map[string]*ccUsage
-	usageKey []string
-	result   session.Usage
-	cost     *float64
-	hasTotal bool
-	agent    Kind
-	id, cwd  string
-	src      jsonObject
+	l         linearPath
+	skipped   skipCounter
+	span      timeSpan
+	names     toolNames
+	open      int    // index of the assistant message lines add to; -1: none
+	openID    string // its message id
+	thinking  []byte // cursor-agent's thinking so far, for the next reply
+	thinkAt   string
+	calls     map[string]int // tool call id -> index of its assistant message
+	responses responseUsage
+	result    session.Usage
+	cost      *float64
+	hasTotal  bool
+	agent     Kind
+	id, cwd   string
+	src       jsonObject
 }
 
 func importStreamJSON(data []byte, agent Kind) ([]Imported, error) {
-	b := &streamBuilder{skipped: skipCounter{}, names: toolNames{}, open: -1, calls: map[string]int{}, usage: map[string]*ccUsage{}, agent: agent}
-	forEachLine(data, func(line []byte) {
-		if !gjson.ValidBytes(line) {
-			b.skipped.add("(not json)")
-			return
-		}
-		v := gjson.ParseBytes(line)
-		if !v.IsObject() || v.Get("type").Type != gjson.String {
-			b.skipped.add("(not a record)")
-			return
-		}
-		b.line(v)
-	})
-	var sh session.Share
-	b.l.share(&sh)
-	if !hasTurns(&sh) {
-		return nil, errNoMessages
+	b := &streamBuilder{skipped: skipCounter{}, names: toolNames{}, open: -1, calls: map[string]int{}, agent: agent}
+	eachRecord(data, b.skipped, b.line)
+	sh, err := b.l.finish(false)
+	if err != nil {
+		return nil, err
 	}
 	m := &sh.Meta
 	m.ProjectPath = b.cwd
@@ -86,19 +62,9 @@ func importStreamJSON(data []byte, agent Kind) ([]Imported, error) {
 	if b.hasTotal {
 		m.Usage = b.result // the run's own total: the lines carry streaming snapshots
 	} else {
-		for _, k := range b.usageKey {
-			acc := b.usage[k]
-			u := session.Usage{InputTokens: acc.in, OutputTokens: acc.out}
-			if acc.hasCC {
-				u.CacheCreationInputTokens = u64(acc.cc)
-			}
-			if acc.hasCR {
-				u.CacheReadInputTokens = u64(acc.cr)
-			}
-			if !m.Usage.Fits(u) {
-				return nil, badInputf("%s", errUsageRange)
-			}
-			m.Usage.Add(u)
+		var fits bool
+		if m.Usage, fits = b.responses.total(); !fits {
+			return nil, badInputf("%s", errUsageRange)
 		}
 	}
 	if b.cost != nil {
@@ -214,13 +180,7 @@ func (b *streamBuilder) user(v gjson.Result, ts string) {
 
 func (b *streamBuilder) assistant(v gjson.Result, ts string) {
 	msgV := v.Get("message")
-	var blocks []session.Block
-	switch content := msgV.Get("content"); {
-	case content.Type == gjson.String:
-		blocks = []session.Block{{Type: session.BlockText, Text: content.Str}}
-	case content.IsArray():
-		blocks = decodeBlocks(content, b.skipped)
-	}
+	blocks := replyBlocks(msgV.Get("content"), b.skipped)
 	id := strVal(msgV.Get("id"))
 	if id == "" {
 		id = strVal(v.Get("model_call_id"))
@@ -246,22 +206,9 @@ func (b *streamBuilder) assistant(v gjson.Result, ts string) {
 	if usage := msgV.Get("usage"); usage.IsObject() {
 		key := id
 		if key == "" {
-			key = "\x00" + ts + string(rune(len(b.usageKey)))
+			key = "\x00" + ts + string(rune(len(b.responses.keys)))
 		}
-		acc := b.usage[key]
-		if acc == nil {
-			acc = &ccUsage{}
-			b.usage[key] = acc
-			b.usageKey = append(b.usageKey, key)
-		}
-		acc.in = max(acc.in, usage.Get("input_tokens").Uint())
-		acc.out = max(acc.out, usage.Get("output_tokens").Uint())
-		if c := usage.Get("cache_creation_input_tokens"); c.Type == gjson.Number {
-			acc.cc, acc.hasCC = max(acc.cc, c.Uint()), true
-		}
-		if c := usage.Get("cache_read_input_tokens"); c.Type == gjson.Number {
-			acc.cr, acc.hasCR = max(acc.cr, c.Uint()), true
-		}
+		b.responses.add(key, usage)
 	}
 }
 
