@@ -36,6 +36,9 @@ type gmBuilder struct {
 	span    timeSpan
 	usage   session.Usage
 	names   toolNames
+	// counted holds the messages whose tokens are in usage: a message on
+	// both a rewound path and the active one counts once.
+	counted map[string]bool
 	// usageRange is set when the messages' token usage adds up past what
 	// a counter holds.
 	usageRange bool
@@ -117,7 +120,7 @@ func importGemini(data []byte) ([]Imported, error) {
 }
 
 func geminiSession(doc gjson.Result, msgs []gjson.Result, rewound [][]gjson.Result, skipped skipCounter) ([]Imported, error) {
-	b := &gmBuilder{skipped: skipped, names: toolNames{}}
+	b := &gmBuilder{skipped: skipped, names: toolNames{}, counted: map[string]bool{}}
 	b.span.add(strVal(doc.Get("startTime")))
 	b.span.add(strVal(doc.Get("lastUpdated")))
 	for _, old := range rewound {
@@ -242,6 +245,9 @@ func (b *gmBuilder) message(v gjson.Result) {
 	})
 	if t := v.Get("tokens"); t.IsObject() {
 		keep.raw("tokens", t.Raw)
+	}
+	if t := v.Get("tokens"); t.IsObject() && !b.counted[v.Get("id").Str] {
+		b.counted[v.Get("id").Str] = true
 		in, cached := t.Get("input").Uint(), t.Get("cached").Uint()
 		cached = min(cached, in)
 		u := session.Usage{InputTokens: in - cached + t.Get("tool").Uint(), OutputTokens: t.Get("output").Uint() + t.Get("thoughts").Uint(), CacheReadInputTokens: u64(cached)}
