@@ -115,3 +115,13 @@ func FuzzImportOpencode(f *testing.F) {
 	f.Add([]byte(`{"info":{"id":"ses_1","revert":{"messageID":"m2"}},"messages":[{"info":{"id":"m1","role":"user"},"parts":[{"type":"text","text":"hi"}]},{"info":{"id":"m2","role":"assistant","summary":true,"tokens":{"input":1}},"parts":[{"type":"tool","callID":"c","tool":"t","state":{"status":"error","error":"x"}}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, KindOpencode, data) })
 }
+
+// FuzzImportStreams covers the formats added with Gemini CLI: its
+// recordings and streams, Claude Code's and cursor-agent's stream-json,
+// codex exec --json and Claude Code on the web, auto-detected.
+func FuzzImportStreams(f *testing.F) {
+	for _, dir := range []string{"gemini", "claude-stream", "cursor", "codex-exec", "claude-web"} {
+		seedLines(f, dir, 24<<10)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, KindAuto, data) })
+}
