@@ -344,6 +344,9 @@ func existing(c *tool.Ctx, st client.Handle, id string, s *importedSession) (imp
 		}
 	}
 	res := session.UpdateFromShare(&meta, path, s.share, c.Now)
+	if res.Added > 0 && meta.Source != nil && meta.Source.Path == "" {
+		meta.Source.Path = s.source.Path // imported by a wc that did not record it
+	}
 	if res.Added > 0 {
 		if err := st.Commit(&meta, res.Nodes); err != nil {
 			return importLine{}, err
