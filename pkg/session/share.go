@@ -307,15 +307,14 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if m.UpdatedAt == "" {
 		m.UpdatedAt = m.CreatedAt
 	}
-	untitled := m.Title == ""
-	if untitled {
+	if m.Title == "" {
 		m.Title, m.TitleSource = DefaultTitle(m.ProjectPath, id), TitleDefault
 	}
 	if m.TitleSource == "" {
 		m.TitleSource = InferTitleSource(m.Title, m.ProjectPath)
 	}
 	if sh.parents != nil {
-		return fromTreeShare(sh, m, untitled)
+		return fromTreeShare(sh, m)
 	}
 	b := newTreeBuilder()
 	head := b.addPath(sh.Messages)
@@ -339,40 +338,26 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if head != 0 {
 		headNode = b.node(head)
 	}
-	m.finishImport(b.next, headNode, sh.Messages, untitled)
+	m.finishImport(b.next, headNode, sh.Messages)
 	return m, b.nodes
 }
 
 // finishImport completes a share's metadata once its nodes are built: the
 // next seq, the counts of the system prompt and of the path to head, and,
-// when untitled, a title from the first user text.
-func (m *Meta) finishImport(next uint64, head *Node, msgs []Message, untitled bool) {
+// while the title is a placeholder (none, a legacy "New session - …", a
+// "project-ab"), a title from the first user text, as from_imported and
+// whycodes' resume do.
+func (m *Meta) finishImport(next uint64, head *Node, msgs []Message) {
 	m.NextSeq = next
 	systemPrompt := m.SystemPrompt
 	m.Tokens, m.SystemTokens = 0, 0
 	m.SetSystemPrompt(systemPrompt)
 	m.SetHead(head)
-	if untitled {
-		m.titleFromFirstTurn(msgs)
-	}
-}
-
-// titleFromFirstTurn names an untitled import, as from_imported does: by
-// the first user text.
-func (m *Meta) titleFromFirstTurn(msgs []Message) {
-	for i := range msgs {
-		if !msgs[i].IsUserTurn() {
-			continue
-		}
-		if text, ok := msgs[i].AsText(); ok {
-			m.ApplyHeuristicTitle(text)
-			return
-		}
-	}
+	m.UpgradeTitleFromHistory(msgs)
 }
 
 // fromTreeShare is FromShare of a TreeShare: node i gets seq i+1.
-func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
+func fromTreeShare(sh *Share, m Meta) (Meta, []Node) {
 	nodes := make([]Node, 0, len(sh.Messages))
 	hasChild := make([]bool, len(sh.Messages))
 	for i := range sh.Messages {
@@ -396,6 +381,6 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 	if len(nodes) > 0 && sh.treeHead >= 0 {
 		head = &nodes[sh.treeHead]
 	}
-	m.finishImport(uint64(len(nodes))+1, head, sh.Messages, untitled)
+	m.finishImport(uint64(len(nodes))+1, head, sh.Messages)
 	return m, nodes
 }

@@ -321,6 +321,8 @@ func TestShareBranchOrderAndDedup(t *testing.T) {
 	}
 }
 
+// from_imported_uses_title_hint_or_first_user_text, and the upgrade of a
+// placeholder title on import (whycodes upgrades on resume and listing).
 func TestFromShareTitles(t *testing.T) {
 	cases := []struct {
 		name, in, title string
@@ -328,15 +330,22 @@ func TestFromShareTitles(t *testing.T) {
 	}{
 		{"bare array gets a heuristic title", `[{"role":"system","content":"s"},{"role":"assistant","content":"hi"},{"role":"user","content":"please fix the login bug"},{"role":"user","content":"second"}]`,
 			"fix the login bug", session.TitleHeuristic},
-		{"first user message with text", `[{"role":"user","content":[{"type":"image","source":{}}]},{"role":"user","content":"Hey describe it"}]`,
+		// As from_imported: only the first user message can title, and an
+		// image-only one has no text.
+		{"image-only first user message", `[{"role":"user","content":[{"type":"image","source":{}}]},{"role":"user","content":"Hey describe it"}]`,
+			"proj-0c", session.TitleDefault},
+		{"first user message's first text block", `[{"role":"user","content":[{"type":"image","source":{}},{"type":"text","text":"Hey describe it"}]},{"role":"user","content":"later"}]`,
 			"describe it", session.TitleHeuristic},
 		{"no user text keeps the default", `[{"role":"assistant","content":"hi"}]`, "proj-0c", session.TitleDefault},
 		{"empty array", `[]`, "proj-0c", session.TitleDefault},
 		{"untitled object", `{"project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"empty title", `{"title":"","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"title kept, source inferred generated", `{"title":"My title","messages":[{"role":"user","content":"add tests"}]}`, "My title", session.TitleGenerated},
-		{"title kept, source inferred default", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "proj-ab", session.TitleDefault},
+		{"placeholder title upgraded", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"},{"role":"user","content":"next"}]}`, "add tests", session.TitleHeuristic},
+		{"placeholder title without user text kept", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"assistant","content":"hi"}]}`, "proj-ab", session.TitleDefault},
 		{"legacy title inferred default", `{"title":"New session - 2024-01-01T00:00:00.000Z","messages":[]}`, "New session - 2024-01-01T00:00:00.000Z", session.TitleDefault},
+		{"legacy title upgraded from the first prompt", `{"title":"New session - 2024-01-01T00:00:00.000Z","messages":[{"role":"user","content":"Please fix the stripe webhook"},{"role":"assistant","content":"ok"},{"role":"user","content":"also retries"}]}`, "fix the stripe webhook", session.TitleHeuristic},
+		{"a default source is a placeholder", `{"title":"x","title_source":"default","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"title and source kept", `{"title":"x","title_source":"manual","messages":[{"role":"user","content":"add tests"}]}`, "x", session.TitleManual},
 	}
 	for _, tc := range cases {
