@@ -112,6 +112,9 @@ type Share struct {
 	// A whycodes checkpoint gives only a position on the active path; wc's
 	// also gives the node.
 	checkpointByIndex bool
+	// Edit stats a share gives are kept; without them they are counted
+	// from the active path, as whycodes rebuilds them on load.
+	editStatsGiven bool
 
 	// A tree share (TreeShare) holds every node once in Messages instead
 	// of a copy of each path from the root.
@@ -175,6 +178,7 @@ func DecodeShare(raw []byte) (Share, error) {
 	if err = decodeShareMeta(doc, &sh.Meta); err != nil {
 		return sh, err
 	}
+	sh.editStatsGiven = doc.Get("edit_stats").IsObject()
 	sh.checkpointByIndex = sh.Meta.Checkpoint != nil && !doc.Get("checkpoint.seq").Exists()
 	br := doc.Get("branches")
 	if br.Exists() && br.Type != gjson.Null && !br.IsArray() {
@@ -338,6 +342,9 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if head != 0 {
 		headNode = b.node(head)
 	}
+	if !sh.editStatsGiven {
+		m.EditStats = RebuildEditStats(sh.Messages)
+	}
 	m.finishImport(b.next, headNode, sh.Messages)
 	return m, b.nodes
 }
@@ -378,9 +385,16 @@ func fromTreeShare(sh *Share, m Meta) (Meta, []Node) {
 	}
 	m.Checkpoint = nil // a share's checkpoint names a node of its own numbering
 	var head *Node
+	var path []Message
 	if len(nodes) > 0 && sh.treeHead >= 0 {
 		head = &nodes[sh.treeHead]
+		for _, n := range NewTree(nodes).Path(head.Seq) {
+			path = append(path, n.Msg)
+		}
 	}
-	m.finishImport(uint64(len(nodes))+1, head, sh.Messages)
+	if !sh.editStatsGiven {
+		m.EditStats = RebuildEditStats(path)
+	}
+	m.finishImport(uint64(len(nodes))+1, head, path)
 	return m, nodes
 }

@@ -438,3 +438,35 @@ func TestDecodeShareErrors(t *testing.T) {
 		})
 	}
 }
+
+// Edit stats are rebuilt from the transcript on import, as whycodes
+// rebuilds them on load, when the share does not give them: from tool
+// messages (named, or by their call) and toolresult blocks.
+func TestFromShareRebuildsEditStats(t *testing.T) {
+	const msgs = `[{"role":"user","content":"patch it"},
+		{"role":"assistant","content":[{"type":"tooluse","id":"p1","name":"apply_patch","input":{}}]},
+		{"role":"tool","tool_call_id":"p1","content":"patched a.go\n[+4 -2]\npatched b.go\n[+1 -0]"},
+		{"role":"assistant","content":[{"type":"tooluse","id":"p2","name":"apply_patch","input":{}}]},
+		{"role":"user","content":[{"type":"toolresult","tool_use_id":"p2","content":"[+3 -3]","is_error":null}]},
+		{"role":"assistant","content":[{"type":"tooluse","id":"g1","name":"grep","input":{}}]},
+		{"role":"tool","tool_call_id":"g1","content":"[+9 -9]"},
+		{"role":"tool","tool_call_id":"p3","name":"apply_patch","content":"failed\n[+7 -7]","is_error":true}]`
+	cases := []struct {
+		name, in string
+		want     session.EditStats
+	}{
+		{"share without edit_stats", `{"title":"t","messages":` + msgs + `}`, session.EditStats{Added: 8, Removed: 5}},
+		{"bare message list", msgs, session.EditStats{Added: 8, Removed: 5}},
+		{"share with edit_stats keeps them", `{"title":"t","edit_stats":{"added":1,"removed":2,"approximate":true},"messages":` + msgs + `}`, session.EditStats{Added: 1, Removed: 2, Approximate: true}},
+		{"a counted result without a trailer", `[{"role":"tool","name":"edit","tool_call_id":"e","content":"done"}]`, session.EditStats{Approximate: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sh := decodeShare(t, []byte(c.in))
+			m, _ := session.FromShare(&sh, newID, t0)
+			if m.EditStats != c.want {
+				t.Errorf("edit stats %+v, want %+v", m.EditStats, c.want)
+			}
+		})
+	}
+}
