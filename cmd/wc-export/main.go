@@ -22,7 +22,14 @@ var spec = tool.Spec{
             "branches":[names] ("" for an unnamed one)
   markdown  a readable document; code fences always outlast their content
   text      "Role: text" lines, whycodes' conversation text
-  info      the session's info, as the other commands print it
+  info      the session's info, as the other commands print it, and
+            what whycodes reads of its messages: first_user_text (the
+            text of the first user turn, null when it has none),
+            first_assistant_snippet (the first --snippet-chars chars of
+            the first assistant text) and compaction_prefix_end (the
+            position of the last user turn, where the prefix that
+            --full-replace and --native replace ends; the message count
+            when there is none)
   summary   whycodes' exit summary (--model, --duration, --binary)
   html      one self-contained page to read in a browser: no script,
             no request, tool calls, results and thinking collapsible
@@ -47,6 +54,7 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 			&cli.StringFlag{Name: "tools", Usage: "with request: a JSON array of tool definitions in `FILE` ({name, description, parameters} or the provider's own form)"},
 			&cli.Uint64Flag{Name: "max-tokens", Usage: "with request: the reply's token limit `N` (anthropic: default 8192)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "with request: the sampling temperature `T`"},
+			&cli.IntFlag{Name: "snippet-chars", Value: 400, Usage: "with info: the length `N` of first_assistant_snippet (whycodes' title refine uses 400)"},
 			&cli.StringFlag{Name: "duration", Value: "0s", Usage: "with summary: how long the session ran, as a Go `DURATION` or seconds"},
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}

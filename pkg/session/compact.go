@@ -903,16 +903,19 @@ func PrependSummary(msgs []Message, raw string, now time.Time) []Message {
 	return withSummary(msgs, summaryBody(clean), FormatTime(now))
 }
 
-// lastRealUserTurn is the position of the last user turn a path may start
-// at that carries no summary, or -1.
+// lastRealUserTurn is the position of the last real user turn, or -1.
 func lastRealUserTurn(msgs []Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if cutPoint(&msgs[i]) && !hasLeadingSummary(&msgs[i]) {
+		if IsRealUserTurn(&msgs[i]) {
 			return i
 		}
 	}
 	return -1
 }
+
+// IsRealUserTurn reports a user turn a full replace or a native compaction
+// keeps from: one that answers no tool call and carries no summary.
+func IsRealUserTurn(m *Message) bool { return cutPoint(m) && !hasLeadingSummary(m) }
 
 func hasLeadingSummary(m *Message) bool {
 	return m.Content.IsBlocks && len(m.Content.Blocks) > 0 && isSummaryBlock(&m.Content.Blocks[0])

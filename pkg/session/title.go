@@ -232,28 +232,42 @@ func (m *Meta) ApplyGeneratedTitle(t string) bool {
 // notes, compaction summaries and rewind reports are not the user's turn:
 // after a compaction whycodes would answer with the summary.
 func FirstUserText(msgs []Message) (string, bool) {
-	for i := range msgs {
-		if !msgs[i].IsUserTurn() {
-			continue
-		}
-		text, ok := msgs[i].AsText()
-		if !ok || strings.TrimSpace(text) == "" {
-			return "", false
-		}
-		return text, true
+	o := Openings{SnippetChars: -1}
+	for i := 0; i < len(msgs) && !o.Add(&msgs[i]); i++ {
 	}
-	return "", false
+	return o.UserText, o.HasUserText
 }
 
 // FirstAssistantSnippet is whycodes' first_assistant_snippet: the first
 // max chars of the first assistant message with text (its text blocks
 // joined by spaces), trimmed.
 func FirstAssistantSnippet(msgs []Message, max int) (string, bool) {
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Role != RoleAssistant {
-			continue
+	o := Openings{SnippetChars: max}
+	for i := 0; i < len(msgs) && !o.Add(&msgs[i]); i++ {
+	}
+	return o.Snippet, o.HasSnippet
+}
+
+// Openings gathers FirstUserText and FirstAssistantSnippet one message at
+// a time from the root, so that a reader can stop at once.
+type Openings struct {
+	SnippetChars int // the snippet's length; -1: no snippet wanted
+	UserText     string
+	HasUserText  bool
+	Snippet      string
+	HasSnippet   bool
+	userSeen     bool
+}
+
+// Add takes the path's next message and reports whether both are settled.
+func (o *Openings) Add(m *Message) bool {
+	switch {
+	case !o.userSeen && m.IsUserTurn():
+		o.userSeen = true
+		if text, ok := m.AsText(); ok && strings.TrimSpace(text) != "" {
+			o.UserText, o.HasUserText = text, true
 		}
+	case !o.HasSnippet && o.SnippetChars >= 0 && m.Role == RoleAssistant:
 		text := m.Content.Text
 		if m.Content.IsBlocks {
 			var parts []string
@@ -265,10 +279,10 @@ func FirstAssistantSnippet(msgs []Message, max int) (string, bool) {
 			text = strings.Join(parts, " ")
 		}
 		if text = strings.TrimSpace(text); text != "" {
-			return text[:runeOffset(text, max)], true
+			o.Snippet, o.HasSnippet = text[:runeOffset(text, o.SnippetChars)], true
 		}
 	}
-	return "", false
+	return o.userSeen && (o.HasSnippet || o.SnippetChars < 0)
 }
 
 // UpgradeTitleFromHistory is whycodes' maybe_upgrade_title_from_history: a
