@@ -43,6 +43,11 @@ Each session gets every message of the input or, on an error, none. When a sessi
 		{Text: "Record a model response and what it cost:", Command: `curl -s https://api.anthropic.com/v1/messages ... | wc-append 3f2a --cost 0.0123`},
 		{Text: "Append a tool result:", Command: `go test ./... 2>&1 | wc-append 3f2a --role tool --tool-call-id toolu_01`},
 	},
+	Differences: []tool.Difference{
+		{Whycodes: "usage_from_chat_completion keeps an OpenAI response's prompt_tokens as input and leaves the cache fields unset, since cached_tokens is a subset of prompt_tokens: the cached count is lost.",
+			Wc:   "keeps it as Anthropic counts it: prompt_tokens minus cached_tokens as input, cached_tokens as cache reads, so that the total is still prompt plus completion tokens and nothing is counted twice.",
+			Test: "TestDepartureUsageFromChatCompletionLeavesCacheUnset (pkg/session/format/provider_test.go)"},
+	},
 	Action: appendTo,
 }
 

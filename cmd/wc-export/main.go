@@ -66,6 +66,11 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
+	Differences: []tool.Difference{
+		{Whycodes: "a session loaded from its database starts its cost and its stream-rule ledger at zero and infers title_source from the title.",
+			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
+			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
+	},
 	Action:  export,
 	Streams: true,
 }
