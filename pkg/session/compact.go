@@ -369,8 +369,8 @@ func (b *summaryBuilder) text() string {
 	return sb.String()
 }
 
-// turnText is the user's own text in a turn: AsText, past a summary that
-// rides on the turn.
+// turnText is the user's own text in a turn: AsText, past the summary an
+// earlier wc put at its start.
 func turnText(m *Message) (string, bool) {
 	if hasLeadingSummary(m) {
 		rest := Message{Content: BlockContent(m.Content.Blocks[1:]...)}
