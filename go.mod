@@ -6,6 +6,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/tidwall/gjson v1.20.3
+	github.com/tidwall/sjson v1.2.9
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.62.0

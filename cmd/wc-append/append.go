@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,14 @@ func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
 			return err
 		}
 		head = &n
+	}
+	// As whycodes on resume: a placeholder title is first upgraded from the
+	// session's first prompt, so that a new prompt does not take it. Only
+	// an append that could title the session reads for it.
+	if slices.ContainsFunc(p.msgs, func(m session.Message) bool { return m.IsUserTurn() }) {
+		if _, err := tool.UpgradeTitle(st, &meta); err != nil {
+			return err
+		}
 	}
 	var walkErr error
 	var recentTools map[string]string

@@ -16,7 +16,7 @@ With a SESSION argument the messages come from stdin: one message object, an arr
 
 Without a SESSION argument the sessions are read from stdin (ids, JSON strings, or the JSON output of any wc command, one per line) and the content comes from --text, --file or --note. That is how wc-append sits in a pipeline.
 
-Messages without created_at are stamped with the current time. Tool output over 32,768 characters is cut to that length with a notice (whycodes' cap; --no-cap keeps it whole). A tool message takes its tool's name from the matching tooluse, and results of the write, edit and apply_patch tools add the "[+N -M]" lines they end with to the session's edit stats. The first user message titles a session whose title is still the default.
+Messages without created_at are stamped with the current time. Tool output over 32,768 characters is cut to that length with a notice (whycodes' cap; --no-cap keeps it whole). A tool message takes its tool's name from the matching tooluse, and results of the write, edit and apply_patch tools add the "[+N -M]" lines they end with to the session's edit stats. The first user message titles a session whose title is still the default; a session that holds user messages and still has its placeholder title (a legacy "New session - …" share, a path set by wc-branch set-messages) first takes the title of its first prompt, as whycodes' resume does, so that the new prompt does not become the title.
 
 Each session gets every message of the input or, on an error, none. When a session of a list fails, those before it keep what was appended to them, and their lines are printed before the error.`,
 	Flags: func() []cli.Flag {
@@ -42,6 +42,11 @@ Each session gets every message of the input or, on an error, none. When a sessi
 		{Text: "Append messages written as NDJSON:", Command: `printf '%s\n' '{"role":"user","content":"hi"}' '{"role":"assistant","content":[{"type":"text","text":"hello"}]}' | wc-append 3f2a`},
 		{Text: "Record a model response and what it cost:", Command: `curl -s https://api.anthropic.com/v1/messages ... | wc-append 3f2a --cost 0.0123`},
 		{Text: "Append a tool result:", Command: `go test ./... 2>&1 | wc-append 3f2a --role tool --tool-call-id toolu_01`},
+	},
+	Differences: []tool.Difference{
+		{Whycodes: "usage_from_chat_completion keeps an OpenAI response's prompt_tokens as input and leaves the cache fields unset, since cached_tokens is a subset of prompt_tokens: the cached count is lost.",
+			Wc:   "keeps it as Anthropic counts it: prompt_tokens minus cached_tokens as input, cached_tokens as cache reads, so that the total is still prompt plus completion tokens and nothing is counted twice.",
+			Test: "TestDepartureUsageFromChatCompletionLeavesCacheUnset (pkg/session/format/provider_test.go)"},
 	},
 	Action: appendTo,
 }

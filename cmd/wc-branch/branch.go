@@ -246,7 +246,7 @@ func fork(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) er
 		at = c.Uint64("at")
 	}
 	f := session.New(tool.NewID(), m.ProjectPath, m.SystemPrompt, c.Now)
-	f.Title, f.TitleSource = m.Title, m.TitleSource
+	f.Title, f.TitleSource = session.ForkTitle(m.Title), m.TitleSource
 	f.ForkedFrom = &session.ForkOrigin{ID: m.ID, Seq: at}
 	var nodes []session.Node
 	if at != 0 {

@@ -11,7 +11,7 @@ var spec = tool.Spec{
 	Name:      "wc-branch",
 	Summary:   "name, switch, fork, rewind and undo in a session's tree",
 	ArgsUsage: "[SESSION...] VERB [ARG]",
-	Description: `A session is a tree of messages; its active path, from the root to the head, is the conversation. Moving the head never deletes anything: the path left behind stays as a branch (unnamed unless you name it), so every verb below can be undone with switch. Nothing is copied to make a branch.
+	Description: `A session is a tree of messages; its active path, from the root to the head, is the conversation. Moving the head never deletes anything: the path left behind stays as a branch (unnamed unless you name it), unless another kept path (the new head's, or a branch's) already holds all of it, so every verb below can be undone with switch. Nothing is copied to make a branch. To see whether a later path holds the one left, a move reads the nodes of such a path below the head, never more.
 
 The session comes from the arguments before VERB, or from stdin like any wc command. Verbs:
 
@@ -23,16 +23,24 @@ The session comes from the arguments before VERB, or from stdin like any wc comm
                       part, and branch names in brackets
   switch NAME|SEQ     move the head to a branch or a node
   fork                a new session holding the active path, or the
-                      path to --at SEQ; prints the new session
+                      path to --at SEQ, titled as the session with
+                      " (fork)" (a fork of a fork gets it again); prints
+                      the new session
   checkpoint          remember the head for a rewind (--goal TEXT)
   rewind              return to the checkpoint and append the report
                       (--report FILE or -) as a user message; a second
-                      rewind needs a new checkpoint
+                      rewind needs a new checkpoint. When a compaction
+                      (or a switch) has left the checkpoint off the
+                      active path, the rewind keeps as many messages of
+                      the active path as the checkpoint had, as whycodes'
+                      keep_until does, instead of going back to it
   revert SEQ          cut the active path after node SEQ (or after
                       position --index N, counted from 0)
-  undo                cut the last real user turn and what followed;
-                      agent notes, compaction summaries and rewind
-                      reports are not user turns
+  undo                cut the last user message and what followed, as
+                      whycodes' undo_last_turn: an agent note, a
+                      compaction summary or a rewind report counts
+                      (after a rewind, undo takes the report away); a
+                      user message of tool results does not
   set-messages        the messages on stdin become the active path; the
                       old one is kept as branch pre-set-N (--discard
                       keeps nothing)
@@ -57,6 +65,14 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 		{Text: "Go back, and forward again:", Command: "wc-branch 3f2a undo\nwc-branch 3f2a tree | jq -r 'select(.on_active_path|not) | .target' | tail -1 | xargs wc-branch 3f2a switch"},
 		{Text: "Explore, then collapse the exploration into a report:", Command: "wc-branch 3f2a checkpoint --goal 'find the leak'\n# ... many turns later\necho 'The leak is in the cache.' | wc-branch 3f2a rewind --report -"},
 		{Text: "Free the space of abandoned paths in every session:", Command: `wc-ls | wc-branch gc`},
+	},
+	Differences: []tool.Difference{
+		{Whycodes: "undo_last_turn cuts at the last user-role message even when it carries tool results (a form whycodes never writes, imported from Anthropic's), leaving the calls before it without results.",
+			Wc:   "passes over a user message that carries tool results: a call without its result is invalid input for every provider.",
+			Test: "TestDepartureUndoCutsAtAnyUserMessage (pkg/session/branch_test.go)"},
+		{Whycodes: "mark_checkpoint on an empty session sets keep_until 0, so a rewind keeps the first message written after it.",
+			Wc:   "rewinds such a checkpoint to the empty path: the message after it is exploration.",
+			Test: "TestCheckpointRewind, a checkpoint of an empty session rewinds to the empty path (pkg/session/branch_test.go)"},
 	},
 	Action: branch,
 }

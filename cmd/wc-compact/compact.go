@@ -26,7 +26,8 @@ type plan struct {
 	summary                       *string
 	fullReplace                   bool
 	native                        *session.Block
-	print, full, dropped          bool
+	print, full, prefix, dropped  bool
+	strict                        bool
 	maxChars                      int
 	discard, dryRun               bool
 }
@@ -76,7 +77,7 @@ func compact(c *tool.Ctx) error {
 		slices.Sort(ids)
 	}
 	progress := c.Progress("compacting", len(ids))
-	failed := 0
+	failed, over := 0, 0
 	// Sessions are read and compacted ahead, in parallel, and committed
 	// here in order. A bulk store takes calls from several goroutines; it
 	// closes after this returns, so the work in flight is waited for.
@@ -88,7 +89,8 @@ func compact(c *tool.Ctx) error {
 		if c.Context.Err() != nil {
 			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
 		}
-		if err := finish(c, st, ahead.take(i), p); err != nil {
+		w := ahead.take(i)
+		if err := finish(c, st, w, p); err != nil {
 			if p.print {
 				return err
 			}
@@ -100,6 +102,9 @@ func compact(c *tool.Ctx) error {
 				return perr
 			}
 		}
+		if w.err == nil && w.line.StillOver != nil && *w.line.StillOver {
+			over++
+		}
 		ahead.done(i)
 		progress(i + 1)
 		if err := st.Settle(); err != nil {
@@ -109,14 +114,22 @@ func compact(c *tool.Ctx) error {
 	if failed > 0 {
 		return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("%d of %d sessions failed", failed, len(ids)), Partial: true}
 	}
+	if p.strict && over > 0 {
+		return &tool.Error{Code: exitStillOver, Msg: fmt.Sprintf("%d of %d sessions still over %d tokens", over, len(ids), p.maxTokens), Partial: true}
+	}
 	return nil
 }
+
+// exitStillOver is --strict's status for a compaction that left a session
+// over its budget.
+const exitStillOver = 4
 
 func readPlan(c *tool.Ctx) (*plan, error) {
 	p := &plan{
 		truncate: c.Bool("truncate"), prune: c.Bool("prune"), shake: c.Bool("shake"), spill: c.Bool("spill"),
 		maxTokens: c.Uint64("max-tokens"), fullReplace: c.Bool("full-replace"),
-		print: c.Bool("print-transcript"), full: c.Bool("full"), dropped: c.Bool("dropped"),
+		print: c.Bool("print-transcript"), full: c.Bool("full"), prefix: c.Bool("prefix"), dropped: c.Bool("dropped"),
+		strict:   c.Bool("strict"),
 		maxChars: c.Int("max-chars"), discard: c.Bool("discard"), dryRun: c.Bool("dry-run"),
 	}
 	if c.IsSet("max-tokens") && p.maxTokens == 0 {
@@ -125,7 +138,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 	if p.maxChars <= 0 {
 		return nil, tool.Usagef("--max-chars must be above 0")
 	}
-	if (p.full || p.fullReplace) && !c.IsSet("max-chars") {
+	if (p.full || p.prefix || p.fullReplace) && !c.IsSet("max-chars") {
 		p.maxChars = session.FullTranscriptMaxChars // whycodes' cap for a whole transcript
 	}
 	modes := 0
@@ -137,8 +150,16 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 	if modes > 1 {
 		return nil, tool.Usagef("--max-tokens, --full-replace and --native exclude each other")
 	}
-	if p.full && !p.print {
-		return nil, tool.Usagef("--full goes with --print-transcript")
+	for _, f := range []string{"full", "prefix"} {
+		if c.Bool(f) && !p.print {
+			return nil, tool.Usagef("--%s goes with --print-transcript", f)
+		}
+	}
+	if p.full && p.prefix {
+		return nil, tool.Usagef("--full and --prefix exclude each other")
+	}
+	if p.strict && !c.IsSet("max-tokens") {
+		return nil, tool.Usagef("--strict goes with --max-tokens")
 	}
 	if p.print && (c.IsSet("summary") || c.IsSet("native") || p.dryRun) {
 		return nil, tool.Usagef("--print-transcript only prints: it takes no --summary, --native or --dry-run")
@@ -420,7 +441,9 @@ func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put fu
 	switch {
 	case p.maxTokens > 0:
 		next, step = session.Compact(m.SystemPrompt, next, p.maxTokens, c.Now)
-		if p.summary != nil && step.DroppedMessages() {
+		// A model's summary takes the place of the local one, or of the
+		// summary a compacted path opens with.
+		if p.summary != nil && (step.DroppedMessages() || session.LeadsWithSummary(next)) {
 			next = session.PrependSummary(next, *p.summary, c.Now)
 			countedAfter = false
 		}
@@ -496,11 +519,16 @@ func transcriptToPrint(m *session.Meta, msgs []session.Message, p *plan) string 
 		return hex.EncodeToString(sum[:])
 	})
 	switch {
+	case p.prefix:
+		return session.PrefixTranscriptForSummary(msgs, p.maxChars)
 	case p.full || p.fullReplace:
 		return session.TranscriptForFullSummary(msgs, p.maxChars)
 	case p.maxTokens > 0:
 		prepared, cut := session.CompactCut(m.SystemPrompt, msgs, p.maxTokens)
-		return session.MessagesTranscript(prepared[:cut], p.maxChars)
+		if cut.Start == 0 && session.LeadsWithSummary(prepared) {
+			return session.MessagesTranscript(prepared[:1], p.maxChars) // the summary --summary replaces
+		}
+		return session.MessagesTranscript(cut.Dropped(prepared), p.maxChars)
 	}
 	return session.MessagesTranscript(msgs[:session.SummaryCut(msgs)], p.maxChars)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"math"
@@ -76,7 +77,10 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 	case "text":
 		return exportText, nil
 	case "info":
-		return func(c *tool.Ctx, _ client.Handle, m *session.Meta) error { return c.PrintJSON(m.Info()) }, nil
+		if c.Int("snippet-chars") < 0 {
+			return nil, tool.Usagef("--snippet-chars must not be negative")
+		}
+		return exportInfo, nil
 	case "html":
 		return exportHTML, nil
 	case "request":
@@ -119,6 +123,54 @@ func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	}
 	_, err = c.Out().Write(append(session.AppendShare(nil, m, t), '\n'))
 	return err
+}
+
+// infoLine is the info every command prints, with what whycodes asks of a
+// session's messages: first_user_text, first_assistant_snippet and
+// compaction_prefix_end (null when there is none).
+type infoLine struct {
+	session.Info
+	FirstUserText         *string `json:"first_user_text"`
+	FirstAssistantSnippet *string `json:"first_assistant_snippet"`
+	CompactionPrefixEnd   uint64  `json:"compaction_prefix_end"`
+}
+
+var errEnough = errors.New("read enough")
+
+// exportInfo reads the path from the root only as far as its first user
+// turn and assistant text, and back from the head only to its last real
+// user turn.
+func exportInfo(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+	line := infoLine{Info: m.Info(), CompactionPrefixEnd: m.MessageCount}
+	o := session.Openings{SnippetChars: c.Int("snippet-chars")}
+	err := st.Path(m.ID, m.Head, func(n *session.Node) error {
+		if o.Add(&n.Msg) {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return err
+	}
+	if o.HasUserText {
+		line.FirstUserText = &o.UserText
+	}
+	if o.HasSnippet {
+		line.FirstAssistantSnippet = &o.Snippet
+	}
+	if m.Head != 0 {
+		err = st.Walk(m.ID, m.Head, 0, func(n *session.Node) bool {
+			if session.IsRealUserTurn(&n.Msg) {
+				line.CompactionPrefixEnd = n.Depth - 1
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return c.PrintJSON(line)
 }
 
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {

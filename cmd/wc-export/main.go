@@ -23,7 +23,14 @@ var spec = tool.Spec{
   markdown  a readable document; code fences always outlast their content
   text      "Role: text" per message, as whycodes' conversation text,
             but with every text block of the message, in order
-  info      the session's info, as the other commands print it
+  info      the session's info, as the other commands print it, and
+            what whycodes reads of its messages: first_user_text (the
+            text of the first user turn, null when it has none),
+            first_assistant_snippet (the first --snippet-chars chars of
+            the first assistant text) and compaction_prefix_end (the
+            position of the last user turn, where the prefix that
+            --full-replace and --native replace ends; the message count
+            when there is none)
   summary   whycodes' exit summary (--model, --duration, --binary)
   html      one self-contained page to read in a browser: no script,
             no request, tool calls, results and thinking collapsible
@@ -48,6 +55,7 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 			&cli.StringFlag{Name: "tools", Usage: "with request: a JSON array of tool definitions in `FILE` ({name, description, parameters} or the provider's own form)"},
 			&cli.Uint64Flag{Name: "max-tokens", Usage: "with request: the reply's token limit `N` (anthropic: default 8192)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "with request: the sampling temperature `T`"},
+			&cli.IntFlag{Name: "snippet-chars", Value: 400, Usage: "with info: the length `N` of first_assistant_snippet (whycodes' title refine uses 400)"},
 			&cli.StringFlag{Name: "duration", Value: "0s", Usage: "with summary: how long the session ran, as a Go `DURATION` or seconds"},
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}
@@ -58,6 +66,11 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
 		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
+	},
+	Differences: []tool.Difference{
+		{Whycodes: "a session loaded from its database starts its cost and its stream-rule ledger at zero and infers title_source from the title.",
+			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
+			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
 	},
 	Action:  export,
 	Streams: true,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
@@ -55,12 +58,15 @@ func list(c *tool.Ctx) error {
 				// sessions there are.
 				c.Out().Grow(min(q.Limit, 1000) * listLineBytes)
 			}
-			return st.ListJSON(q, c.PrintJSONLine)
+			return listJSON(c, st, q)
 		}
 		err = st.ListInfo(q, func(info *session.Info) error {
 			rows = append(rows, *info)
 			return nil
 		})
+		if err == nil {
+			err = upgradeTitles(st, rows)
+		}
 	} else {
 		if st, err = c.Open(client.Read); err != nil {
 			return err
@@ -93,6 +99,9 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 		infos = append(infos, *info)
 		return nil
 	})
+	if err == nil {
+		err = upgradeTitles(st, infos) // before sorting: a title may sort elsewhere
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +136,72 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 		rows = append(rows, infos[i])
 	}
 	return rows, nil
+}
+
+// listJSON prints the lines the store process rendered. A session whose
+// title is still a placeholder while it holds user messages is shown with
+// the title of its first prompt, as whycodes lists it; the lines from the
+// first such one on wait until the listing ends, since reading its first
+// prompt takes the connection.
+func listJSON(c *tool.Ctx, st client.Handle, q client.ListQuery) error {
+	var held [][]byte
+	err := st.ListJSON(q, func(line []byte) error {
+		if held == nil && !placeholderLine(line) {
+			return c.PrintJSONLine(line)
+		}
+		held = append(held, bytes.Clone(line))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, line := range held {
+		if placeholderLine(line) {
+			if line, err = upgradedLine(st, line); err != nil {
+				return err
+			}
+		}
+		if err := c.PrintJSONLine(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func placeholderLine(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"title_source":"default"`)) && !bytes.Contains(line, []byte(`"title_source":""`)) {
+		return false
+	}
+	return gjson.GetBytes(line, "user_message_count").Uint() > 0
+}
+
+// upgradedLine is line with the title its session's first prompt gives, if
+// any; the other members stay as the store wrote them.
+func upgradedLine(st client.Handle, line []byte) ([]byte, error) {
+	r := gjson.GetManyBytes(line, "id", "title", "title_source", "user_message_count", "head")
+	m := session.Meta{ID: r[0].Str, Title: r[1].Str, TitleSource: session.TitleSource(r[2].Str), UserMessageCount: r[3].Uint(), Head: r[4].Uint()}
+	changed, err := tool.UpgradeTitle(st, &m)
+	if err != nil || !changed {
+		return line, err
+	}
+	if line, err = sjson.SetBytes(line, "title", m.Title); err != nil {
+		return nil, err
+	}
+	return sjson.SetBytes(line, "title_source", string(m.TitleSource))
+}
+
+// upgradeTitles gives each listed session on a placeholder title the title
+// of its first prompt, as upgradedLine does.
+func upgradeTitles(st client.Handle, rows []session.Info) error {
+	for i := range rows {
+		r := &rows[i]
+		m := session.Meta{ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, UserMessageCount: r.UserMessageCount, Head: r.Head}
+		if _, err := tool.UpgradeTitle(st, &m); err != nil {
+			return err
+		}
+		r.Title, r.TitleSource = m.Title, m.TitleSource
+	}
+	return nil
 }
 
 func readQuery(c *tool.Ctx) (client.ListQuery, error) {

@@ -11,7 +11,9 @@ var spec = tool.Spec{
 	Summary: "list the sessions in the wc store",
 	Description: `Lists sessions, most recently updated first. On a terminal it prints a table; otherwise, and with --json, one JSON object per session (the same info the other commands print), so that the rows can be filtered with jq and piped to any wc command.
 
-Filters combine: --project keeps the sessions of a directory and of the directories below it, --since and --until bound the time of the last update, --title matches a substring of the title and --grep a substring of any stored message, both ignoring case with --ignore-case. A store that does not exist yet lists nothing.`,
+Filters combine: --project keeps the sessions of a directory and of the directories below it, --since and --until bound the time of the last update, --title matches a substring of the title and --grep a substring of any stored message, both ignoring case with --ignore-case (--title matches the stored title). A store that does not exist yet lists nothing.
+
+A session still on its placeholder title (a legacy "New session - …" or "project-ab", title_source "default") that holds user messages is listed with the title its first prompt gives, title_source "heuristic", as whycodes' maybe_upgrade_title_from_history does when it lists; reading that prompt costs a read of the session's first messages, for such sessions only.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "only sessions of project `DIR` or below it"},
@@ -31,6 +33,11 @@ Filters combine: --project keeps the sessions of a directory and of the director
 		{Text: "The ten sessions touched last:", Command: `wc-ls -n 10`},
 		{Text: "Titles of this project's sessions from the last week:", Command: `wc-ls --project . --since 7d | jq -r .title`},
 		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
+	},
+	Differences: []tool.Difference{
+		{Whycodes: "listing saves the upgraded title of a session still on its placeholder.",
+			Wc:   "shows it and writes nothing: a listing reads the store under a shared lock, opened read-only when direct. The next wc-append to the session stores it, from the same first prompt, before it appends.",
+			Test: "cmd/wc-ls/testdata/title-upgrade.txtar"},
 	},
 	Action: list,
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // LabelMaxChars caps a tree row's label.
@@ -389,9 +390,45 @@ func moveHeadTo(m *Meta, r NodeReader, seq uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	held, err := pathHeld(m, r, seq)
+	if err != nil {
+		return 0, err
+	}
 	before := m.MessageCount
-	m.MoveHead(to, true)
+	m.MoveHead(to, !held)
 	return before - min(before, m.MessageCount), nil
+}
+
+// pathHeld reports whether another kept path holds all of the active one,
+// which a move of the head to seq then need not keep as a branch: a branch
+// or the new head whose path runs through the head. Only a node written
+// after the head can descend from it, so only the part of those paths
+// below the head's depth is read.
+func pathHeld(m *Meta, r NodeReader, seq uint64) (bool, error) {
+	old, depth := m.Head, m.MessageCount
+	if old == 0 {
+		return true, nil // the empty path is part of every path
+	}
+	roots := []uint64{seq}
+	for _, b := range m.Branches {
+		roots = append(roots, b.Seq)
+	}
+	for _, at := range roots {
+		for at > old {
+			n, err := r.ReadNode(at)
+			if err != nil {
+				return false, err
+			}
+			if n.Depth <= depth {
+				break
+			}
+			at = n.Parent
+		}
+		if at == old {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ancestorAt walks up from the head to the node at depth (1 = the root);
@@ -447,21 +484,47 @@ func RevertToSeq(m *Meta, r NodeReader, seq uint64) (uint64, error) {
 	return moveHeadTo(m, r, seq)
 }
 
-// Undo cuts the last real user turn and everything after it. Unlike
-// whycodes, agent notes, compaction summaries and rewind reports are not
-// user turns. Without a user turn nothing changes.
+// Undo is whycodes' undo_last_turn: it cuts the last user message and
+// everything after it, whatever the message is (a note, a summary, a rewind
+// report): undoing a rewind takes its report away, undoing after a note
+// the note. Unlike whycodes it never cuts at a user message that carries
+// tool results, which would leave the calls before it unanswered. Without
+// a user message nothing changes.
 func Undo(m *Meta, r NodeReader) (uint64, error) {
 	for seq := m.Head; seq != 0; {
 		n, err := r.ReadNode(seq)
 		if err != nil {
 			return 0, err
 		}
-		if n.Msg.IsUserTurn() {
+		if n.Msg.Role == RoleUser && !slices.ContainsFunc(n.Msg.Content.Blocks, func(b Block) bool { return b.Type == BlockToolResult }) {
 			return moveHeadTo(m, r, n.Parent)
 		}
 		seq = n.Parent
 	}
 	return 0, nil
+}
+
+// rewindTarget is the node a rewind keeps the path up to: the checkpoint,
+// while it is on the active path. Once a compaction (or a switch) has left
+// it on another path, the checkpoint's position counts, as whycodes'
+// keep_until does on its rewritten messages: the first keep_until+1
+// messages of the active path stay, all of them when it is shorter.
+func rewindTarget(m *Meta, r NodeReader, cp *Checkpoint) (uint64, error) {
+	if cp.Seq == 0 {
+		return 0, nil
+	}
+	n, err := r.ReadNode(cp.Seq)
+	if err != nil {
+		return 0, err
+	}
+	if at, ok, err := ancestorAt(m, r, n.Depth); err != nil || ok && at == cp.Seq {
+		return cp.Seq, err
+	}
+	if cp.KeepUntil+1 >= m.MessageCount {
+		return m.Head, nil
+	}
+	at, _, err := ancestorAt(m, r, cp.KeepUntil+1)
+	return at, err
 }
 
 // ErrNoCheckpoint and ErrRewound refuse a rewind.
@@ -480,12 +543,34 @@ func Rewind(m *Meta, r NodeReader, report string) (*Node, Message, error) {
 		}
 		return nil, Message{}, ErrNoCheckpoint
 	}
-	to, err := readHead(r, cp.Seq)
+	seq, err := rewindTarget(m, r, cp)
 	if err != nil {
 		return nil, Message{}, err
 	}
-	m.MoveHead(to, true)
+	to, err := readHead(r, seq)
+	if err != nil {
+		return nil, Message{}, err
+	}
+	held, err := pathHeld(m, r, seq)
+	if err != nil {
+		return nil, Message{}, err
+	}
+	m.MoveHead(to, !held)
 	report = strings.TrimSpace(report)
 	m.Checkpoint, m.LastRewindReport = nil, &report
 	return to, Message{Role: RoleUser, Kind: KindRewind, Content: TextContent(RewindMessage(cp.Goal, report))}, nil
+}
+
+// forkSuffix marks a fork's title (a fork of a fork gets it again).
+const forkSuffix = " (fork)"
+
+// ForkTitle is the title of a fork of a session titled title: the same
+// with " (fork)", the title cut so that the suffix fits in a title's 64
+// chars.
+func ForkTitle(title string) string {
+	max := titleMaxChars - utf8.RuneCountInString(forkSuffix)
+	if r := []rune(title); len(r) > max {
+		title = string(r[:max-1]) + "…"
+	}
+	return title + forkSuffix
 }

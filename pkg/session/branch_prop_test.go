@@ -14,8 +14,10 @@ import (
 
 // The branch operations against a naive model: whycodes' `messages` as a
 // plain list of texts, `branches` as full copies, the checkpoint as
-// keep_until, with our fixed rules (real user turns only; a checkpoint of an
-// empty session keeps nothing; moving the head keeps the path left).
+// keep_until, with our rules (undo cuts at any user message, as whycodes';
+// a checkpoint of an empty session keeps nothing; moving the head keeps the
+// path left unless a stored path holds it; a rewind goes to its checkpoint
+// while that is on the path, else by position as whycodes does).
 
 const (
 	propSequences = 300
@@ -41,12 +43,13 @@ type propNaive struct {
 }
 
 // moveTo is our head move on the naive side: the path left is kept as an
-// unnamed copy unless an identical one is stored; an unnamed copy of the new
-// path is dropped, it is the active path now.
+// unnamed copy unless the new path or a stored copy holds all of it (texts
+// are unique, so a prefix of texts is a prefix of nodes); an unnamed copy
+// of the new path is dropped, it is the active path now.
 func (n *propNaive) moveTo(to []string, keepOld bool) uint64 {
 	old := n.msgs
-	if keepOld && len(old) > 0 && !slices.Equal(old, to) &&
-		!slices.ContainsFunc(n.branches, func(b propBranch) bool { return slices.Equal(b.msgs, old) }) {
+	holds := func(p []string) bool { return len(old) <= len(p) && slices.Equal(p[:len(old)], old) }
+	if keepOld && len(old) > 0 && !holds(to) && !slices.ContainsFunc(n.branches, func(b propBranch) bool { return holds(b.msgs) }) {
 		n.branches = append(n.branches, propBranch{msgs: old})
 	}
 	n.branches = slices.DeleteFunc(n.branches, func(b propBranch) bool { return b.name == "" && slices.Equal(b.msgs, to) })
@@ -70,7 +73,11 @@ func (n *propNaive) reachable(path []string) bool {
 	return isPrefix(n.msgs) || slices.ContainsFunc(n.branches, func(b propBranch) bool { return isPrefix(b.msgs) })
 }
 
-func propIsTurn(s string) bool { return strings.HasPrefix(s, "user ") }
+// propIsUserMessage: every kind fresh makes but assistant and tool
+// messages is user-role (no user message here carries tool results).
+func propIsUserMessage(s string) bool {
+	return !strings.HasPrefix(s, "assistant ") && !strings.HasPrefix(s, "tool ")
+}
 
 // propHarness holds both sides and checks them against each other.
 type propHarness struct {
@@ -217,7 +224,7 @@ func (h *propHarness) step() {
 		removed, err = session.Undo(&h.m, h.tree)
 		checkRemoved = true
 		for j := len(h.naive.msgs) - 1; j >= 0; j-- {
-			if propIsTurn(h.naive.msgs[j]) {
+			if propIsUserMessage(h.naive.msgs[j]) {
 				nRemv = h.naive.moveTo(h.naive.msgs[:j], true)
 				break
 			}
@@ -305,23 +312,25 @@ func (h *propHarness) naiveRewind(report string) error {
 		return fmt.Errorf("no checkpoint to rewind to")
 	}
 	cp := n.cp
-	// whycodes: revert_to(keep_until), which with our fix keeps nothing for
-	// a checkpoint of an empty session.
-	keep := len(cp.snapshot)
+	// whycodes: revert_to(keep_until) on whatever the messages are now.
 	whycodes := n.msgs
-	if keep < len(n.msgs) {
+	if keep := int(cp.keepUntil) + 1; keep < len(n.msgs) {
 		whycodes = n.msgs[:keep]
 	}
-	// Ours returns to the checkpointed node. The two agree while the head is
-	// on the checkpointed path, at or past it.
-	if !slices.Equal(whycodes, cp.snapshot) {
-		if len(n.msgs) < keep && slices.Equal(cp.snapshot[:len(n.msgs)], n.msgs) {
-			h.diverged["head behind the checkpoint"]++
-		} else {
-			h.diverged["head off the checkpointed path"]++
-		}
+	// Ours: to the checkpointed node while it is on the path, else by
+	// position, as whycodes; only a checkpoint of an empty session differs.
+	onPath := len(cp.snapshot) <= len(n.msgs) && slices.Equal(n.msgs[:len(cp.snapshot)], cp.snapshot)
+	ours := whycodes
+	if onPath {
+		ours = cp.snapshot
 	}
-	n.moveTo(cp.snapshot, true)
+	if !slices.Equal(ours, whycodes) {
+		if len(cp.snapshot) > 0 {
+			h.fail("rewind: ours %q, whycodes %q", ours, whycodes)
+		}
+		h.diverged["checkpoint of an empty session"]++
+	}
+	n.moveTo(ours, true)
 	report = strings.TrimSpace(report)
 	n.msgs = append(n.msgs, session.RewindMessage(cp.goal, report))
 	n.cp, n.lastReport = nil, &report

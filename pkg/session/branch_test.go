@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -546,12 +547,18 @@ func TestRevertTo(t *testing.T) {
 		if removed, err := session.RevertToIndex(&s.m, r, 996); err != nil || removed != 3 || r.reads > 5 {
 			t.Errorf("RevertToIndex: removed %d, reads %d, %v", removed, r.reads, err)
 		}
+		// The branch RevertToIndex kept (at 1000) holds the path left, 997:
+		// the nodes from it down to the head are read to see that, and
+		// nothing is saved.
 		r.reads = 0
-		if removed, err := session.RevertToSeq(&s.m, r, 995); err != nil || removed != 2 || r.reads > 5 {
+		if removed, err := session.RevertToSeq(&s.m, r, 995); err != nil || removed != 2 || r.reads > 5+3 {
 			t.Errorf("RevertToSeq: removed %d, reads %d, %v", removed, r.reads, err)
 		}
+		if want := brBranches("", 1000); !slices.Equal(s.m.Branches, want) {
+			t.Errorf("Branches = %v, want %v", s.m.Branches, want)
+		}
 		r.reads = 0
-		if removed, err := session.Undo(&s.m, r); err != nil || removed != 1 || r.reads > 3 {
+		if removed, err := session.Undo(&s.m, r); err != nil || removed != 1 || r.reads > 3+5 {
 			t.Errorf("Undo: removed %d, reads %d, %v", removed, r.reads, err)
 		}
 	})
@@ -600,8 +607,9 @@ func TestUndo(t *testing.T) {
 		if s.m.Head != 0 || s.m.MessageCount != 0 {
 			t.Errorf("head %d, %d messages", s.m.Head, s.m.MessageCount)
 		}
-		// Every undo kept the path it left; the longest is the one that reaches the rest.
-		if want := brBranches("", 5, "", 2); !slices.Equal(s.m.Branches, want) {
+		// The first undo kept the path it left; the second left a path
+		// that one holds already.
+		if want := brBranches("", 5); !slices.Equal(s.m.Branches, want) {
 			t.Errorf("Branches = %v, want %v", s.m.Branches, want)
 		}
 		// A further undo on the empty path changes nothing.
@@ -609,8 +617,9 @@ func TestUndo(t *testing.T) {
 			t.Errorf("Undo = %d, %v", removed, err)
 		}
 	})
-	t.Run("notes, summaries and rewind reports are not turns", func(t *testing.T) {
-		// Fixed quirk: whycodes cuts at any user-role message.
+	t.Run("notes, summaries and rewind reports are undone as user messages", func(t *testing.T) {
+		// As whycodes: undo_last_turn cuts at any user-role message, so
+		// undoing a rewind takes its report away, and after a note the note.
 		msgs := []session.Message{
 			brUser("first"), brAsst("reply"),
 			brKind(session.KindSummary, "Summary of the earlier work"),
@@ -621,16 +630,22 @@ func TestUndo(t *testing.T) {
 			brUser("third"), brAsst("done"),
 			brKind(session.KindNote, "tests pass"),
 		}
-		if got, want := whycodesCounts(msgs), []uint64{1, 2, 1, 1, 2, 1, 1, 2, 0}; !reflect.DeepEqual(got, want) {
+		want := []uint64{1, 2, 1, 1, 2, 1, 1, 2, 0}
+		if got := whycodesCounts(msgs); !reflect.DeepEqual(got, want) {
 			t.Errorf("whycodes counts = %v, want %v", got, want)
 		}
 		s := newBrSession(t, msgs...)
-		if got, want := undoAll(t, s), []uint64{3, 4, 4, 0}; !reflect.DeepEqual(got, want) {
+		if got := undoAll(t, s); !reflect.DeepEqual(got, want) {
 			t.Errorf("counts = %v, want %v", got, want)
 		}
+		// u1, a1, note, a2: the note and what followed it.
+		n := newBrSession(t, brUser("u1"), brAsst("a1"), brKind(session.KindNote, "note"), brAsst("a2"))
+		if removed, err := session.Undo(&n.m, n.tree()); err != nil || removed != 2 {
+			t.Errorf("after a note: removed %d, %v", removed, err)
+		}
 	})
-	t.Run("no user turn", func(t *testing.T) {
-		s := newBrSession(t, brAsst("hello"), brKind(session.KindNote, "n"), brKind(session.KindSummary, "s"))
+	t.Run("no user message", func(t *testing.T) {
+		s := newBrSession(t, brAsst("hello"), text(session.RoleTool, "out"))
 		before := s.m
 		if removed, err := session.Undo(&s.m, s.tree()); err != nil || removed != 0 || !reflect.DeepEqual(s.m, before) {
 			t.Errorf("Undo = %d, %v", removed, err)
@@ -651,6 +666,28 @@ func TestUndo(t *testing.T) {
 			t.Errorf("Undo = %d, %v", removed, err)
 		}
 	})
+}
+
+// Ours: whycodes' undo_last_turn cuts at the last user-role message even
+// when it carries tool results (Anthropic's form, which whycodes never
+// writes), leaving the calls before it unanswered; such a message is
+// passed over.
+func TestDepartureUndoCutsAtAnyUserMessage(t *testing.T) {
+	msgs := []session.Message{
+		brUser("run the tests"),
+		blocks(session.RoleAssistant, toolUse("t1", "bash", `{}`)),
+		blocks(session.RoleUser, cpResult("t1", "ok")),
+		blocks(session.RoleAssistant, toolUse("t2", "bash", `{}`)),
+		blocks(session.RoleUser, cpResult("t2", "ok"), cpTextBlock("and lint")),
+		brAsst("all green"),
+	}
+	if _, n := whycodesUndo(msgs); n != 2 {
+		t.Fatalf("whycodes removes %d", n)
+	}
+	s := newBrSession(t, msgs...)
+	if removed, err := session.Undo(&s.m, s.tree()); err != nil || removed != 6 || s.m.Head != 0 {
+		t.Errorf("removed %d, head %d, %v", removed, s.m.Head, err)
+	}
 }
 
 func TestCheckpointRewind(t *testing.T) {
@@ -1094,5 +1131,145 @@ func TestBranchErrors(t *testing.T) {
 	var be *session.BranchError
 	if !errors.As(err, &be) || be.Error() != "already rewound: make a new checkpoint before rewinding again" {
 		t.Errorf("ErrRewound = %v", err)
+	}
+}
+
+// The switch rule: the path left is kept as an unnamed branch unless a
+// kept path already holds all of it, the new head's or a branch's, not
+// only one ending exactly there. (whycodes' tree_tests.rs has a switch
+// test whose contents the source we have does not show.)
+func TestSwitchKeepsThePathLeftUnlessAPathHoldsIt(t *testing.T) {
+	build := func(t *testing.T) *brSession {
+		s := newBrSession(t, brUser("one"), brAsst("a"), brUser("two"), brAsst("b")) // 1 ─ 2 ─ 3 ─ 4
+		if _, err := session.SwitchTo(&s.m, s.tree(), "2"); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t.Run("forward along a branch", func(t *testing.T) {
+		s := build(t)
+		if want := brBranches("", 4); !slices.Equal(s.m.Branches, want) {
+			t.Fatalf("Branches = %v", s.m.Branches)
+		}
+		// Back to 4: path 1-2 lies in it, and the entry at 4 is the head.
+		if _, err := session.SwitchTo(&s.m, s.tree(), "4"); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.m.Branches) != 0 {
+			t.Errorf("Branches = %v, want none", s.m.Branches)
+		}
+	})
+	t.Run("to a sibling while a named branch holds the path", func(t *testing.T) {
+		s := build(t)
+		if _, err := s.m.DeleteBranch("4"); err != nil {
+			t.Fatal(err)
+		}
+		s.m.Branches = brBranches("kept", 4)
+		s.add(brUser("other"), brAsst("c")) // 5 ─ 6 under 2
+		if _, err := session.SwitchTo(&s.m, s.tree(), "3"); err != nil {
+			t.Fatal(err)
+		}
+		// 1-2-5-6 is held by nothing else: it is kept.
+		if want := brBranches("kept", 4, "", 6); !slices.Equal(s.m.Branches, want) {
+			t.Fatalf("Branches = %v, want %v", s.m.Branches, want)
+		}
+		// 1-2-3 lies in "kept": nothing more is saved.
+		if _, err := session.SwitchTo(&s.m, s.tree(), "6"); err != nil {
+			t.Fatal(err)
+		}
+		if want := brBranches("kept", 4); !slices.Equal(s.m.Branches, want) {
+			t.Errorf("Branches = %v, want %v", s.m.Branches, want)
+		}
+	})
+	t.Run("a path held by none is kept", func(t *testing.T) {
+		s := build(t) // head 2, branch at 4
+		if _, err := session.SwitchTo(&s.m, s.tree(), "1"); err != nil {
+			t.Fatal(err)
+		}
+		// 1-2 lies in the branch at 4: not saved again.
+		if want := brBranches("", 4); !slices.Equal(s.m.Branches, want) {
+			t.Errorf("Branches = %v", s.m.Branches)
+		}
+	})
+}
+
+// A rewind after a compaction stays on the compacted path, as whycodes'
+// does: the checkpoint's node is on the path the compaction replaced, so
+// its position counts (whycodes' revert_to(keep_until) on the rewritten
+// messages), not its node, which would undo the compaction.
+func TestRewindAfterCompactionKeepsTheCompactedPath(t *testing.T) {
+	var msgs []session.Message
+	for i := range 8 {
+		msgs = append(msgs, brUser("q"+strconv.Itoa(i)), brAsst("a"+strconv.Itoa(i)+" "+strings.Repeat("w", 400)))
+	}
+	s := newBrSession(t, msgs...)
+	s.m.MarkCheckpoint("explore", t0) // keep_until 15, at node 16
+	s.add(brUser("dead end"), brAsst("nothing"), brUser("another"))
+	// A compaction writes a new path of 4 messages and keeps the old one.
+	var path []session.Message
+	for _, n := range s.tree().Path(s.m.Head) {
+		path = append(path, n.Msg)
+	}
+	compacted, _ := session.Compact("", path, 4, t0)
+	kept := len(compacted) // shorter than keep_until+1 = 16
+	if kept >= 16 {
+		t.Fatalf("compacted to %d messages", kept)
+	}
+	s.m.Branches = append(s.m.Branches, session.NamedBranch{Name: "pre-compact-1", Seq: s.m.Head})
+	var parent *session.Node
+	for _, msg := range compacted {
+		n := session.Child(parent, s.m.NextSeq, msg)
+		s.m.NextSeq++
+		s.nodes = append(s.nodes, n)
+		parent = &s.nodes[len(s.nodes)-1]
+	}
+	s.m.MoveHead(parent, false)
+	before := s.texts()
+	if err := s.rewind("the report"); err != nil {
+		t.Fatal(err)
+	}
+	got := s.texts()
+	if len(got) != kept+1 || !slices.Equal(got[:kept], before) || !strings.Contains(got[kept], "Report:\nthe report") {
+		t.Errorf("path %q", got)
+	}
+	// A checkpoint still on the path rewinds to its node, as always.
+	s.m.MarkCheckpoint("again", t0)
+	s.add(brUser("x"))
+	if err := s.rewind("r2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.texts(); len(got) != kept+2 || !strings.Contains(got[kept], "the report") || !strings.Contains(got[kept+1], "r2") {
+		t.Errorf("path %q", got)
+	}
+	// By position, a longer path is cut after keep_until.
+	p := newBrSession(t, msgs[:6]...)
+	p.m.MarkCheckpoint("g", t0) // keep_until 5
+	p.add(brUser("e1"), brAsst("e2"))
+	p.m.Checkpoint.Seq = 999_999 // a node no longer on the path
+	p.nodes = append(p.nodes, session.Node{Seq: 999_999, Depth: 6, Msg: brAsst("elsewhere")})
+	if err := p.rewind("r"); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.texts(); len(got) != 7 || !strings.HasPrefix(got[5], "a2 ") {
+		t.Errorf("by position: %q", got)
+	}
+}
+
+// The fork title: the source's with " (fork)", again for a fork of a fork,
+// the suffix kept within the 64-char cap.
+func TestForkTitleSuffix(t *testing.T) {
+	if got := session.ForkTitle("fix the login"); got != "fix the login (fork)" {
+		t.Errorf("%q", got)
+	}
+	if got := session.ForkTitle(session.ForkTitle("fix the login")); got != "fix the login (fork) (fork)" {
+		t.Errorf("fork of a fork: %q", got)
+	}
+	long := strings.Repeat("é", 64)
+	got := session.ForkTitle(long)
+	if utf8.RuneCountInString(got) != 64 || !strings.HasSuffix(got, "… (fork)") {
+		t.Errorf("%q (%d chars)", got, utf8.RuneCountInString(got))
+	}
+	if got := session.SanitizeTitle(session.ForkTitle(long)); got != session.ForkTitle(long) {
+		t.Errorf("a fork title does not survive sanitising: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -147,11 +148,11 @@ func ShakeToolResults(msgs []Message) int { return capOldToolBodies(msgs, ToolRe
 
 // SpillToolResults moves the bodies of old tool messages out of the
 // transcript: put stores a body and returns its sha256 in hex; the message
-// keeps its first 400 chars and a pointer line. A body already spilled, or
-// too short for a spill to save anything, stays.
+// keeps its first 400 chars and a pointer line. As whycodes, only bodies
+// longer than ToolResultPruneChars are spilled; one already spilled stays.
 func SpillToolResults(msgs []Message, put func(body string) string) int {
 	spill := func(s *string) int {
-		if strings.Contains(*s, SpillMark) || utf8.RuneCountInString(*s) <= SpillHeadChars+len(SpillMark)+len(BlobRefPrefix)+64+8 {
+		if strings.Contains(*s, SpillMark) || len(*s) <= ToolResultPruneChars || utf8.RuneCountInString(*s) <= ToolResultPruneChars {
 			return 0
 		}
 		head := *s
@@ -235,116 +236,141 @@ func transcriptBody(m *Message) string {
 // SummarizeTrimmed is the local summary of a dropped prefix: counts by role,
 // the user's goals, the files touched and the tools used.
 func SummarizeTrimmed(prefix []Message) string {
-	return summarizeTrimmed(prefix).text(len(prefix))
+	var b summaryBuilder
+	for i := range prefix {
+		b.add(&prefix[i])
+	}
+	return b.text()
 }
 
-// trimmedSummary gathers SummarizeTrimmed's lists over a path once, so
-// that the summary of any prefix of it can be written without a second
-// scan: each entry remembers the message that added it, and the lists only
-// grow. Once a list is full, the messages after it are not scanned for it.
-type trimmedSummary struct {
-	msgs                []Message
-	goals, files, tools []summaryEntry
+// summaryBuilder gathers SummarizeTrimmed's counts and lists one message at
+// a time, so that a compaction can weigh the summary of every prefix it
+// considers without writing each one: tokens is what the text would cost.
+// Once a list is full, the messages after it are not scanned for it.
+type summaryBuilder struct {
+	n            int
+	counts       [4]int // user, assistant, tool, system
+	goals        goalList
+	files, tools []string
+	listRunes    int // of the Files and Tools lines, labels and separators included
 }
 
-type summaryEntry struct {
-	v  string
-	at int // the position of the message that added it
+// goalList is a summary's Goals line.
+type goalList struct {
+	items []string
+	runes int // of the line, its label and separators included
 }
 
-func addUnique(list *[]summaryEntry, v string, max, at int) {
-	if len(*list) >= max {
+func (g *goalList) add(m *Message) {
+	if len(g.items) >= summaryGoalsMax || !m.IsUserTurn() {
 		return
 	}
-	for _, x := range *list {
-		if x.v == v {
-			return
+	if text, ok := turnText(m); ok {
+		if goal := goalLine(text); goal != "" {
+			addListItem(&g.items, &g.runes, goal, summaryGoalsMax, "\nGoals: ", " | ")
 		}
 	}
-	*list = append(*list, summaryEntry{v, at})
 }
 
-// summarizeTrimmed scans msgs, which must not change while the summary
-// is in use.
-func summarizeTrimmed(msgs []Message) *trimmedSummary {
-	t := &trimmedSummary{msgs: msgs}
-	for at := range msgs {
-		m := &msgs[at]
-		switch m.Role {
-		case RoleUser:
-			if len(t.goals) >= summaryGoalsMax || !m.IsUserTurn() {
-				break
-			}
-			if text, ok := turnText(m); ok {
-				if goal := goalLine(text); goal != "" {
-					addUnique(&t.goals, goal, summaryGoalsMax, at)
-				}
-			}
-		case RoleAssistant, RoleTool:
-			if len(t.files) < summaryListMax {
-				for _, p := range mentionedPaths(m) {
-					addUnique(&t.files, p, summaryListMax, at)
-				}
-			}
-			if m.Role == RoleTool && m.Name != "" {
-				addUnique(&t.tools, m.Name, summaryListMax, at)
-			}
-		}
+// clone copies the items, which add appends to.
+func (g goalList) clone() goalList { return goalList{slices.Clone(g.items), g.runes} }
+
+func addListItem(list *[]string, runes *int, v string, max int, label, sep string) {
+	if len(*list) >= max || slices.Contains(*list, v) {
+		return
 	}
-	return t
+	if len(*list) == 0 {
+		*runes += len(label)
+	} else {
+		*runes += len(sep)
+	}
+	*runes += utf8.RuneCountInString(v)
+	*list = append(*list, v)
 }
 
-// text is SummarizeTrimmed of the first n messages.
-func (t *trimmedSummary) text(n int) string {
-	prefix := t.msgs[:n]
-	var counts [4]int // user, assistant, tool, system
-	for i := range prefix {
-		switch prefix[i].Role {
-		case RoleUser:
-			counts[0]++
-		case RoleAssistant:
-			counts[1]++
-		case RoleTool:
-			counts[2]++
-		case RoleSystem:
-			counts[3]++
+func (b *summaryBuilder) add(m *Message) {
+	b.n++
+	switch m.Role {
+	case RoleUser:
+		b.counts[0]++
+		b.goals.add(m)
+	case RoleAssistant, RoleTool:
+		if m.Role == RoleAssistant {
+			b.counts[1]++
+		} else {
+			b.counts[2]++
 		}
-	}
-	joined := func(list []summaryEntry, sep string) string {
-		var b strings.Builder
-		for i, e := range list {
-			if e.at >= n {
-				break
+		if len(b.files) < summaryListMax {
+			for _, p := range mentionedPaths(m) {
+				addListItem(&b.files, &b.listRunes, p, summaryListMax, "\nFiles: ", ", ")
 			}
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			b.WriteString(e.v)
 		}
-		return b.String()
+		if m.Role == RoleTool && m.Name != "" {
+			addListItem(&b.tools, &b.listRunes, m.Name, summaryListMax, "\nTools used: ", ", ")
+		}
+	case RoleSystem:
+		b.counts[3]++
 	}
-	var b strings.Builder
-	b.WriteString("[" + strconv.Itoa(len(prefix)) + " earlier messages trimmed for context management (user=" +
-		strconv.Itoa(counts[0]) + ", assistant=" + strconv.Itoa(counts[1]) +
-		", tool=" + strconv.Itoa(counts[2]))
+}
+
+// header is the first line of the summary of n messages with these counts.
+func header(n int, counts [4]int) string {
+	h := "[" + strconv.Itoa(n) + " earlier messages trimmed for context management (user=" +
+		strconv.Itoa(counts[0]) + ", assistant=" + strconv.Itoa(counts[1]) + ", tool=" + strconv.Itoa(counts[2])
 	if counts[3] > 0 {
-		b.WriteString(", other=" + strconv.Itoa(counts[3]))
+		h += ", other=" + strconv.Itoa(counts[3])
 	}
-	b.WriteString(")]")
-	if goals := joined(t.goals, " | "); goals != "" {
-		b.WriteString("\nGoals: " + goals)
-	}
-	if files := joined(t.files, ", "); files != "" {
-		b.WriteString("\nFiles: " + files)
-	}
-	if tools := joined(t.tools, ", "); tools != "" {
-		b.WriteString("\nTools used: " + tools)
-	}
-	return b.String()
+	return h + ")]"
 }
 
-// turnText is the user's own text in a turn: AsText, past a summary that
-// rides on the turn.
+// headerLen is len(header(n, counts)), without writing it.
+func headerLen(n int, counts [4]int) int {
+	digits := func(x int) int {
+		d := 1
+		for ; x >= 10; x /= 10 {
+			d++
+		}
+		return d
+	}
+	l := len("[ earlier messages trimmed for context management (user=, assistant=, tool=)]") +
+		digits(n) + digits(counts[0]) + digits(counts[1]) + digits(counts[2])
+	if counts[3] > 0 {
+		l += len(", other=") + digits(counts[3])
+	}
+	return l
+}
+
+// tokens is EstimateTokens(b.text()).
+func (b *summaryBuilder) tokens() uint64 {
+	return uint64(headerLen(b.n, b.counts)+b.goals.runes+b.listRunes+3) / 4
+}
+
+// tokensWithout is what the summary would cost without one user turn
+// whose goals are left out of the prefix's: goals is the Goals line of the
+// messages other than it.
+func (b *summaryBuilder) tokensWithout(goals goalList) uint64 {
+	counts := b.counts
+	counts[0]--
+	return uint64(headerLen(b.n-1, counts)+goals.runes+b.listRunes+3) / 4
+}
+
+func (b *summaryBuilder) text() string {
+	var sb strings.Builder
+	sb.WriteString(header(b.n, b.counts))
+	if len(b.goals.items) > 0 {
+		sb.WriteString("\nGoals: " + strings.Join(b.goals.items, " | "))
+	}
+	if len(b.files) > 0 {
+		sb.WriteString("\nFiles: " + strings.Join(b.files, ", "))
+	}
+	if len(b.tools) > 0 {
+		sb.WriteString("\nTools used: " + strings.Join(b.tools, ", "))
+	}
+	return sb.String()
+}
+
+// turnText is the user's own text in a turn: AsText, past the summary an
+// earlier wc put at its start.
 func turnText(m *Message) (string, bool) {
 	if hasLeadingSummary(m) {
 		rest := Message{Content: BlockContent(m.Content.Blocks[1:]...)}
@@ -378,8 +404,11 @@ func mentionedPaths(m *Message) []string {
 			if n++; n > 40 {
 				break
 			}
-			if p, ok := strings.CutPrefix(strings.TrimSpace(l), "# "); ok && looksLikePath(strings.TrimSpace(p)) {
-				out = append(out, strings.TrimSpace(p))
+			// The header's first word: "# src/a.rs (lines 1-20)" names src/a.rs.
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "# "); ok {
+				if p := firstWord(rest); looksLikePath(p) {
+					out = append(out, p)
+				}
 			}
 		}
 		i := 0
@@ -408,12 +437,20 @@ func mentionedPaths(m *Message) []string {
 			var in struct {
 				Path string `json:"path"`
 			}
-			if json.Unmarshal(b.Input, &in) == nil && looksLikePath(in.Path) {
+			// As whycodes, a tool's path is taken as it is: "Makefile" too.
+			if json.Unmarshal(b.Input, &in) == nil && in.Path != "" {
 				out = append(out, in.Path)
 			}
 		}
 	}
 	return out
+}
+
+func firstWord(s string) string {
+	for w := range strings.FieldsSeq(s) {
+		return w
+	}
+	return ""
 }
 
 func looksLikePath(s string) bool {
@@ -516,7 +553,8 @@ func summaryBody(text string) string {
 	return CompactedMarker + "\n" + text
 }
 
-// summaryMark tags the text block that carries a summary inside a user turn.
+// summaryMark tags the text block that carried a summary inside a user
+// turn, as paths compacted by an earlier wc are shaped.
 var summaryMark = Field{Key: "kind", Value: json.RawMessage(`"summary"`)}
 
 func isSummaryBlock(b *Block) bool {
@@ -531,33 +569,45 @@ func isSummaryBlock(b *Block) bool {
 	return false
 }
 
-// withSummary puts a summary in front of msgs. A leading user turn takes it
-// as a marked first block, so that no two user messages stand in a row (a
-// summary it already carries is replaced); otherwise a user-role summary
-// message of its own opens the path.
+// IsSummaryMessage reports a compaction summary: wc's (marked
+// "kind":"summary") or whycodes' (a user text that is_compact_summary_text
+// recognises).
+func IsSummaryMessage(m *Message) bool {
+	if m.Kind == KindSummary {
+		return true
+	}
+	return m.Role == RoleUser && m.Kind == KindNone && !m.Content.IsBlocks && IsCompactSummaryText(m.Content.Text)
+}
+
+// LeadsWithSummary reports a path that opens with a summary a model's
+// summary replaces in place: a user text, wc's or whycodes'.
+func LeadsWithSummary(msgs []Message) bool {
+	return len(msgs) > 0 && IsSummaryMessage(&msgs[0]) && msgs[0].Role == RoleUser && !msgs[0].Content.IsBlocks
+}
+
+// withSummary is whycodes' prepend_compact_summary: the summary replaces the
+// path's leading summary, or, when there is none, opens the path as a user
+// message of its own, as whycodes' compact puts its stub. A provider
+// request joins it to a user message that follows. A path compacted by an
+// earlier wc carries its summary in its first turn: that block is replaced.
 func withSummary(msgs []Message, summary string, stamp string) []Message {
-	block := Block{Type: BlockText, Text: summary, Extra: []Field{summaryMark}}
-	if len(msgs) > 0 && msgs[0].Role == RoleUser {
+	if len(msgs) > 0 {
 		first := msgs[0]
 		switch {
-		case first.Kind == KindSummary:
+		case LeadsWithSummary(msgs):
 			first.Content = TextContent(summary)
-		case first.Content.IsBlocks && len(first.Content.Blocks) > 0 && isSummaryBlock(&first.Content.Blocks[0]):
+			return append([]Message{first}, msgs[1:]...)
+		case hasLeadingSummary(&first):
 			ownBlocks(&first)
-			first.Content.Blocks[0] = block
-		case first.Content.IsBlocks:
-			first.Content = BlockContent(append([]Block{block}, first.Content.Blocks...)...)
-		default:
-			first.Content = BlockContent(block, Block{Type: BlockText, Text: first.Content.Text})
+			first.Content.Blocks[0] = Block{Type: BlockText, Text: summary, Extra: []Field{summaryMark}}
+			return append([]Message{first}, msgs[1:]...)
 		}
-		return append([]Message{first}, msgs[1:]...)
 	}
 	carrier := Message{Role: RoleUser, Kind: KindSummary, Content: TextContent(summary), CreatedAt: stamp}
 	return append([]Message{carrier}, msgs...)
 }
 
-// turnStarts lists the positions where a user turn begins: the only places
-// compaction cuts, so that a tool result never loses its call.
+// turnStarts lists the positions where a user turn begins.
 func turnStarts(msgs []Message) []int {
 	var out []int
 	for i := range msgs {
@@ -568,9 +618,9 @@ func turnStarts(msgs []Message) []int {
 	return out
 }
 
-// cutPoint reports whether a path may start at m: a user turn that answers
-// no tool call. Anthropic lets the user's words follow tool results in one
-// message; such a turn belongs with the calls before it.
+// cutPoint reports whether m starts a user turn that answers no tool call.
+// Anthropic lets the user's words follow tool results in one message; such
+// a turn belongs with the calls before it.
 func cutPoint(m *Message) bool {
 	if !m.IsUserTurn() {
 		return false
@@ -583,56 +633,127 @@ func cutPoint(m *Message) bool {
 	return true
 }
 
-// Compact is whycodes' compact(max_tokens), done better: tool bodies are
-// truncated and pruned; if the path is still over 3/4 of maxTokens, the
-// oldest whole turns are replaced by a local summary carried by the first
-// kept user turn. Unlike whycodes it cuts only at a turn boundary, never
-// leaves two user messages in a row, and runs in O(n).
+// pairSafeStarts reports, for each position s, whether a path may start
+// there without a tool result losing its call: no result at or after s
+// answers a call before s.
+func pairSafeStarts(msgs []Message) []bool {
+	calls := map[string]int{} // a call id and the position of its newest call
+	span := make([]int, len(msgs)+1)
+	answer := func(id string, at int) {
+		if c, ok := calls[id]; ok && c < at {
+			span[c+1]++ // starts c+1..at would separate them
+			span[at+1]--
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == RoleTool && m.ToolCallID != "" {
+			answer(m.ToolCallID, i)
+		}
+		for j := range m.Content.Blocks {
+			if b := &m.Content.Blocks[j]; b.Type == BlockToolResult {
+				answer(b.ToolUseID, i)
+			}
+		}
+		for j := range m.Content.Blocks {
+			if b := &m.Content.Blocks[j]; b.Type == BlockToolUse && b.ID != "" {
+				calls[b.ID] = i
+			}
+		}
+	}
+	safe := make([]bool, len(msgs))
+	open := 0
+	for s := range msgs {
+		open += span[s]
+		safe[s] = open == 0
+	}
+	return safe
+}
+
+// Cut is what a compaction keeps of a path: the messages from Start on,
+// and, when Keep is not -1, the user message at Keep that opened the turn
+// Start is in. Start 0 keeps everything.
+type Cut struct {
+	Start, Keep int
+}
+
+// Dropped is what the cut replaces with a summary.
+func (c Cut) Dropped(msgs []Message) []Message {
+	if c.Keep < 0 {
+		return msgs[:c.Start]
+	}
+	return append(slices.Clone(msgs[:c.Keep]), msgs[c.Keep+1:c.Start]...)
+}
+
+// Kept is what stays after the summary.
+func (c Cut) Kept(msgs []Message) []Message {
+	if c.Keep < 0 {
+		return msgs[c.Start:]
+	}
+	return append([]Message{msgs[c.Keep]}, msgs[c.Start:]...)
+}
+
+// Compact is whycodes' compact(max_tokens): tool bodies are truncated and
+// pruned; if the path is still over 3/4 of maxTokens, its oldest messages
+// are replaced by a local summary, a user message of its own that opens
+// the path, as whycodes puts it. Unlike whycodes it never cuts where a tool
+// result would lose its call, and when it cuts inside a turn it keeps the
+// turn's user message (unless only dropping it too reaches the target); it
+// runs in O(n).
 func Compact(system string, msgs []Message, maxTokens uint64, now time.Time) ([]Message, CompactOutcome) {
 	c := compactCut(system, msgs, maxTokens)
 	out := CompactOutcome{TokensBefore: c.tokensBefore, MessagesBefore: uint64(len(msgs))}
 	next := c.msgs
 	out.TokensAfter = c.sys + c.suffix[0]
-	if c.start > 0 {
-		out.DroppedTranscript = MessagesTranscript(next[:c.start], DroppedTranscriptMaxChars)
-		next = withSummary(next[c.start:], c.summary, FormatTime(now))
-		// Only the first message is new: the rest is the prepared path's tail.
-		out.TokensAfter = c.sys + MessageTokens(&next[0]) + c.suffix[len(c.msgs)-len(next)+1]
+	if c.cut.Start > 0 {
+		out.DroppedTranscript = MessagesTranscript(c.cut.Dropped(next), DroppedTranscriptMaxChars)
+		next = withSummary(c.cut.Kept(next), c.summary, FormatTime(now))
+		out.TokensAfter = c.sys + MessageTokens(&next[0]) + c.suffix[c.cut.Start]
+		if c.cut.Keep >= 0 {
+			out.TokensAfter += c.tokens[c.cut.Keep]
+		}
 	}
 	out.MessagesAfter = uint64(len(next))
 	return next, out
 }
 
 // CompactCut is the first half of Compact: a copy of msgs with tool bodies
-// truncated and pruned, and the position of the first message to keep (0
-// when nothing is dropped). Printing the transcript for a model and
-// applying its summary both use it, so they agree on what is replaced.
-func CompactCut(system string, msgs []Message, maxTokens uint64) ([]Message, int) {
+// truncated and pruned, and where it is cut (Start 0 when nothing is
+// dropped). Printing the transcript for a model and applying its summary
+// both use it, so they agree on what is replaced.
+func CompactCut(system string, msgs []Message, maxTokens uint64) ([]Message, Cut) {
 	c := compactCut(system, msgs, maxTokens)
-	return c.msgs, c.start
+	return c.msgs, c.cut
 }
 
-// cut is what compactCut found. Each message's estimate is counted once
-// and summed from the end, so that every total Compact reports is a sum
-// of these.
-type cut struct {
+// compaction is what compactCut found. Each message's estimate is counted
+// once and summed from the end, so that every total Compact reports is a
+// sum of these.
+type compaction struct {
 	msgs         []Message // the prepared copy
-	start        int       // the first message kept, 0 when none is dropped
-	summary      string    // of msgs[:start]
-	sys          uint64    // the system prompt's estimate
-	suffix       []uint64  // suffix[i] is the estimate of msgs[i:]
-	tokensBefore uint64    // the system prompt and the messages as given
+	tokens       []uint64  // each prepared message's estimate
+	cut          Cut
+	summary      string   // of what the cut drops
+	sys          uint64   // the system prompt's estimate
+	suffix       []uint64 // suffix[i] is the estimate of msgs[i:]
+	tokensBefore uint64   // the system prompt and the messages as given
 }
 
-// compactCut is CompactCut, with the summary of the dropped prefix and the
-// estimates.
-func compactCut(system string, msgs []Message, maxTokens uint64) cut {
-	c := cut{sys: EstimateTokens(system), suffix: make([]uint64, len(msgs)+1)}
-	tokens := make([]uint64, len(msgs))
+// compactCut is CompactCut, with the summary of what is dropped and the
+// estimates. It takes the first cut, from the oldest, whose result fits
+// the target with the summary (or SummaryTokenSlack, when larger) counted:
+// whycodes' "smallest start", restricted to starts that separate no tool
+// result from its call. Inside a turn it first tries keeping the turn's user
+// message; a cut that also drops it is taken only when none keeping it
+// fits. When nothing fits, the cut that drops the most is taken, as
+// whycodes does, keeping the user message.
+func compactCut(system string, msgs []Message, maxTokens uint64) compaction {
+	c := compaction{sys: EstimateTokens(system), suffix: make([]uint64, len(msgs)+1), cut: Cut{Keep: -1}}
+	c.tokens = make([]uint64, len(msgs))
 	c.tokensBefore = c.sys
 	for i := range msgs {
-		tokens[i] = MessageTokens(&msgs[i])
-		c.tokensBefore += tokens[i]
+		c.tokens[i] = MessageTokens(&msgs[i])
+		c.tokensBefore += c.tokens[i]
 	}
 	msgs = append([]Message(nil), msgs...)
 	c.msgs = msgs
@@ -640,57 +761,108 @@ func compactCut(system string, msgs []Message, maxTokens uint64) cut {
 	// messages they change.
 	for i := range msgs {
 		if capToolBodies(&msgs[i], ToolResultMaxChars) > 0 {
-			tokens[i] = MessageTokens(&msgs[i])
+			c.tokens[i] = MessageTokens(&msgs[i])
 		}
 	}
 	for _, i := range oldToolMessages(msgs) {
 		if capToolBodies(&msgs[i], ToolResultPruneChars) > 0 {
-			tokens[i] = MessageTokens(&msgs[i])
+			c.tokens[i] = MessageTokens(&msgs[i])
 		}
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		c.suffix[i] = c.suffix[i+1] + tokens[i]
+		c.suffix[i] = c.suffix[i+1] + c.tokens[i]
 	}
 	target := max(1, maxTokens/4*3+(maxTokens%4)*3/4) // 3/4, without overflow
 	if c.sys+c.suffix[0] <= target {
 		return c
 	}
-	limit := len(msgs) - min(MinKeepMessages, len(msgs))
-	// The summary's lists are capped and only grow with the prefix, so the
-	// summary of the longest prefix bounds every candidate's. Reserving it
-	// (whycodes reserved a fixed 256 tokens, which long paths can exceed)
-	// keeps a cut within budget, so compacting again changes nothing.
-	trimmed := summarizeTrimmed(msgs[:limit])
-	slack := uint64(SummaryTokenSlack)
-	if limit > 0 {
-		slack = max(slack, EstimateTokens(trimmed.text(limit)))
+	n := len(msgs)
+	minKeep := min(MinKeepMessages, n)
+	safe := pairSafeStarts(msgs)
+	fits := func(summary, kept uint64) bool {
+		return c.sys+max(SummaryTokenSlack, summary)+kept <= target
 	}
-	start := 0
-	for _, s := range turnStarts(msgs) {
-		if s == 0 || s > limit {
+	// all summarises msgs[:s]; turnGoals is the Goals line of msgs[:s]
+	// without the user message at p that opened the turn s is in (its
+	// other lines are all's: a user message adds none). A cut must drop
+	// something besides summaries, or compacting a compacted path would
+	// only summarise its summary.
+	var all summaryBuilder
+	var turnGoals goalList
+	p, content := -1, 0 // content: the messages of msgs[:s] that are not summaries
+	fallback, dropUser := Cut{Keep: -1}, Cut{Keep: -1}
+	for s := 1; s < n && c.cut.Start == 0; s++ {
+		m := &msgs[s-1]
+		switch {
+		case cutPoint(m):
+			turnGoals, p = all.goals.clone(), s-1
+		case m.IsUserTurn():
+			p = -1 // a turn that answers calls stays with them
+		case p >= 0 && m.Role == RoleUser:
+			turnGoals.add(m)
+		}
+		all.add(m)
+		if !IsSummaryMessage(m) {
+			content++
+		}
+		if !safe[s] {
 			continue
 		}
-		start = s
-		if c.sys+c.suffix[s]+slack <= target {
-			break
+		if p >= 0 && !msgs[s].IsUserTurn() {
+			if 1+n-s >= minKeep && content > 1 {
+				if fits(all.tokensWithout(turnGoals), c.tokens[p]+c.suffix[s]) {
+					c.cut = Cut{Start: s, Keep: p}
+					continue
+				}
+				fallback = Cut{Start: s, Keep: p}
+			}
+			if dropUser.Start == 0 && n-s >= minKeep && fits(all.tokens(), c.suffix[s]) {
+				dropUser = Cut{Start: s, Keep: -1}
+			}
+			continue
+		}
+		if n-s >= minKeep && content > 0 {
+			if fits(all.tokens(), c.suffix[s]) {
+				c.cut = Cut{Start: s, Keep: -1}
+				continue
+			}
+			fallback = Cut{Start: s, Keep: -1}
 		}
 	}
-	if start == 0 {
-		return c
+	if c.cut.Start == 0 {
+		c.cut = dropUser
 	}
-	// A summary that costs as much as what it replaces saves nothing: this
-	// happens when the cut is over budget anyway and the prefix is small.
-	summary := trimmed.text(start)
-	if EstimateTokens(summary) >= c.suffix[0]-c.suffix[start] {
-		return c
+	if c.cut.Start == 0 {
+		c.cut = fallback
+		// Over budget anyway: a summary that costs as much as what it
+		// replaces saves nothing (a small prefix).
+		if c.cut.Start > 0 && EstimateTokens(SummarizeTrimmed(c.cut.Dropped(msgs))) >= c.suffix[0]-c.keptTokens() {
+			c.cut = Cut{Keep: -1}
+		}
 	}
-	c.start, c.summary = start, summary
+	if c.cut.Keep >= 0 && c.cut.Keep == c.cut.Start-1 {
+		c.cut = Cut{Start: c.cut.Keep, Keep: -1} // keeping the user message right before the cut: a cut at it
+	}
+	if c.cut.Start > 0 {
+		c.summary = SummarizeTrimmed(c.cut.Dropped(msgs))
+	}
 	return c
+}
+
+// keptTokens is the estimate of what the cut keeps.
+func (c *compaction) keptTokens() uint64 {
+	t := c.suffix[c.cut.Start]
+	if c.cut.Keep >= 0 {
+		t += c.tokens[c.cut.Keep]
+	}
+	return t
 }
 
 // SummaryCut is where a model's summary given without a token budget
 // starts the kept path: the last user turn that leaves at least
-// MinKeepMessages after it (0: none).
+// MinKeepMessages after it. Without one, a path that opens with a summary
+// has that summary replaced (whycodes' prepend_compact_summary replaces a
+// leading summary): 1. Otherwise 0, nothing to replace.
 func SummaryCut(msgs []Message) int {
 	limit := len(msgs) - min(MinKeepMessages, len(msgs))
 	cut := 0
@@ -698,6 +870,9 @@ func SummaryCut(msgs []Message) int {
 		if s > 0 && s <= limit {
 			cut = s
 		}
+	}
+	if cut == 0 && LeadsWithSummary(msgs) {
+		return 1
 	}
 	return cut
 }
@@ -708,7 +883,11 @@ func SummarizePrefix(system string, msgs []Message, raw string, now time.Time) (
 	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
 	if cut := SummaryCut(msgs); cut > 0 && FormatCompactSummary(raw) != "" {
 		out.DroppedTranscript = MessagesTranscript(msgs[:cut], DroppedTranscriptMaxChars)
-		msgs = PrependSummary(msgs[cut:], raw, now)
+		if cut == 1 && LeadsWithSummary(msgs) {
+			msgs = PrependSummary(msgs, raw, now) // replaced in place, as whycodes does
+		} else {
+			msgs = PrependSummary(msgs[cut:], raw, now)
+		}
 	}
 	out.MessagesAfter, out.TokensAfter = uint64(len(msgs)), PathTokens(system, msgs)
 	return msgs, out
@@ -724,16 +903,19 @@ func PrependSummary(msgs []Message, raw string, now time.Time) []Message {
 	return withSummary(msgs, summaryBody(clean), FormatTime(now))
 }
 
-// lastRealUserTurn is the position of the last user turn a path may start
-// at that carries no summary, or -1.
+// lastRealUserTurn is the position of the last real user turn, or -1.
 func lastRealUserTurn(msgs []Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if cutPoint(&msgs[i]) && !hasLeadingSummary(&msgs[i]) {
+		if IsRealUserTurn(&msgs[i]) {
 			return i
 		}
 	}
 	return -1
 }
+
+// IsRealUserTurn reports a user turn a full replace or a native compaction
+// keeps from: one that answers no tool call and carries no summary.
+func IsRealUserTurn(m *Message) bool { return cutPoint(m) && !hasLeadingSummary(m) }
 
 func hasLeadingSummary(m *Message) bool {
 	return m.Content.IsBlocks && len(m.Content.Blocks) > 0 && isSummaryBlock(&m.Content.Blocks[0])
@@ -786,19 +968,67 @@ func FullReplace(system string, msgs []Message, summary string, now time.Time) (
 	return next, out
 }
 
+// NativeRefusal says why a path cannot take a native compaction, where
+// whycodes' native_compaction_prefix returns None. Commands exit 1 and
+// change nothing.
+type NativeRefusal struct{ Reason string }
+
+func (e *NativeRefusal) Error() string { return "no native compaction: " + e.Reason }
+
+// NativeCompactionPrefix is where a native compaction ends its replaced
+// prefix: the last real user turn. As whycodes' native_compaction_prefix it
+// refuses a path with nothing before that turn, or one where the message
+// before it is a tool result, a user message, or an assistant message with
+// a tool call (which nothing could answer in between).
+func NativeCompactionPrefix(msgs []Message) (int, error) {
+	l := lastRealUserTurn(msgs)
+	if l < 0 {
+		return 0, &NativeRefusal{"the session has no user turn to keep"}
+	}
+	if l == 0 {
+		return 0, &NativeRefusal{"nothing precedes the last user turn"}
+	}
+	prev := &msgs[l-1]
+	switch {
+	case prev.Role == RoleTool:
+		return 0, &NativeRefusal{"the message before the last user turn is a tool result"}
+	case prev.Role == RoleUser:
+		return 0, &NativeRefusal{"the message before the last user turn is a user message"}
+	case prev.Role == RoleAssistant && slices.ContainsFunc(prev.Content.Blocks, func(b Block) bool { return b.Type == BlockToolUse }):
+		return 0, &NativeRefusal{"the message before the last user turn has an open tool call"}
+	}
+	return l, nil
+}
+
 // NativeCompaction replaces everything before the last real user turn with
 // one assistant message holding a provider's compaction block verbatim.
 func NativeCompaction(system string, msgs []Message, block Block, now time.Time) ([]Message, CompactOutcome, error) {
 	out := CompactOutcome{TokensBefore: PathTokens(system, msgs), MessagesBefore: uint64(len(msgs))}
-	l := lastRealUserTurn(msgs)
-	if l < 0 {
-		return msgs, out, invalidf("the session has no user turn to keep after a native compaction")
+	l, err := NativeCompactionPrefix(msgs)
+	if err != nil {
+		return msgs, out, err
 	}
 	out.DroppedTranscript = MessagesTranscript(msgs[:l], DroppedTranscriptMaxChars)
 	carrier := Message{Role: RoleAssistant, Kind: KindSummary, Content: BlockContent(block), CreatedAt: FormatTime(now)}
 	next := append([]Message{carrier}, msgs[l:]...)
 	out.MessagesAfter, out.TokensAfter = uint64(len(next)), PathTokens(system, next)
 	return next, out, nil
+}
+
+// CompactionPrefixEnd is where the prefix a full replace or a native
+// compaction summarises ends: the last real user turn, or the path's end
+// when there is none (as apply_full_replace's prefix_end).
+func CompactionPrefixEnd(msgs []Message) int {
+	if l := lastRealUserTurn(msgs); l >= 0 {
+		return l
+	}
+	return len(msgs)
+}
+
+// PrefixTranscriptForSummary is the transcript of that prefix, for a model
+// to summarise; max 0 means 48,000.
+func PrefixTranscriptForSummary(msgs []Message, max int) string {
+	return TranscriptForFullSummary(msgs[:CompactionPrefixEnd(msgs)], max)
 }
 
 // TranscriptForCompactSummary is the text to summarise for a compaction:

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -275,28 +275,27 @@ func TestCompactFewMessages(t *testing.T) {
 	}
 }
 
-// test_compact_drops_to_token_budget, adapted to turn boundaries: ten
-// alternating messages of 200 chars (50 tokens each).
+// test_compact_drops_to_token_budget: ten alternating messages of 200
+// chars (50 tokens each).
 func TestCompactDropsToTokenBudget(t *testing.T) {
 	msgs := cpTurns(10, 200)
 	last := encode(msgs[9])
 	t.Run("budget too small: the largest cut allowed", func(t *testing.T) {
-		// Ours: whycodes drops nothing when no cut fits (start stays 0);
-		// we cut at the last turn start that keeps MinKeepMessages, and
-		// the summary rides on that turn instead of being a 5th message.
+		// As whycodes: when no start fits, the oldest messages are dropped
+		// until MinKeepMessages remain, and the summary opens the path.
 		got, out := session.Compact("", msgs, 200, t0)
 		if !out.DroppedMessages() || !strings.Contains(out.DroppedTranscript, "User:") {
 			t.Fatalf("nothing dropped: %+v", out)
 		}
-		if len(got) < session.MinKeepMessages || len(got) >= 11 || out.MessagesAfter != uint64(len(got)) {
+		if len(got) < 5 || len(got) >= 11 || out.MessagesAfter != uint64(len(got)) {
 			t.Fatalf("%d messages", len(got))
 		}
 		if encode(got[len(got)-1]) != last {
 			t.Error("the last message was not kept")
 		}
-		sum := got[0].Content.Blocks[0].Text
-		if !strings.Contains(sum, "earlier messages trimmed") || !strings.Contains(sum, "Goals:") {
-			t.Errorf("summary %q", sum)
+		sum := got[0].Content.Text
+		if got[0].Kind != session.KindSummary || got[0].Role != session.RoleUser {
+			t.Errorf("first message %s", encode(got[0]))
 		}
 		goal := func(i int) string { return "message " + strconv.Itoa(i) + " " + strings.Repeat("x", 109) + "…" } // 119 chars + …
 		want := "[6 earlier messages trimmed for context management (user=3, assistant=3, tool=0)]\nGoals: " +
@@ -304,6 +303,7 @@ func TestCompactDropsToTokenBudget(t *testing.T) {
 		if sum != want {
 			t.Errorf("summary\n got %q\nwant %q", sum, want)
 		}
+		cpSameMessages(t, "tail", got[1:], msgs[6:])
 		if !out.Reduced() || out.TokensAfter >= out.TokensBefore {
 			t.Errorf("not reduced: %+v", out)
 		}
@@ -313,10 +313,10 @@ func TestCompactDropsToTokenBudget(t *testing.T) {
 		// over, a tail of 6 (600) + 256 fits.
 		msgs := cpTurns(10, 400)
 		got, out := session.Compact("", msgs, 1200, t0)
-		if len(got) != 6 || out.MessagesAfter != 6 {
-			t.Fatalf("%d messages, want 6", len(got))
+		if len(got) != 7 || out.MessagesAfter != 7 {
+			t.Fatalf("%d messages, want 7", len(got))
 		}
-		cpSameMessages(t, "tail", got[1:], msgs[5:])
+		cpSameMessages(t, "tail", got[1:], msgs[4:])
 		if out.DroppedTranscript != session.MessagesTranscript(msgs[:4], session.DroppedTranscriptMaxChars) {
 			t.Errorf("dropped %q", out.DroppedTranscript)
 		}
@@ -327,25 +327,18 @@ func TestCompactDropsToTokenBudget(t *testing.T) {
 }
 
 // compact_breaks_when_tail_reaches_target_before_minimum: one 2,000-char
-// message and small ones; the cut stops as soon as the tail fits instead of
-// running on to MinKeepMessages.
-func TestCompactBreaksWhenTailFitsBeforeMinimum(t *testing.T) {
-	msgs := []session.Message{text(session.RoleUser, strings.Repeat("big ", 500))}
-	for i := range 7 {
-		role := session.RoleAssistant
-		if i%2 == 1 {
-			role = session.RoleUser
-		}
-		msgs = append(msgs, text(role, "small "+strconv.Itoa(i)))
+// message and five small ones; compact(500) keeps the summary and the
+// five, instead of running on to MinKeepMessages.
+func TestCompactBreaksWhenTailReachesTargetBeforeMinimum(t *testing.T) {
+	msgs := []session.Message{text(session.RoleUser, strings.Repeat("x", 2000))}
+	for i := range 5 {
+		msgs = append(msgs, text(session.RoleUser, "small "+strconv.Itoa(i)))
 	}
 	got, out := session.Compact("", msgs, 500, t0)
-	if len(got) != 6 {
-		t.Fatalf("%d messages, want 6 (cut at message 2, not at the minimum tail)", len(got))
+	if !out.DroppedMessages() || out.MessagesAfter != 6 {
+		t.Fatalf("%d messages, want 6 (summary plus five retained small messages)", len(got))
 	}
-	cpSameMessages(t, "tail", got[1:], msgs[3:])
-	if out.MessagesBefore != 8 || out.MessagesAfter != 6 || !out.Reduced() {
-		t.Errorf("%+v", out)
-	}
+	cpSameMessages(t, "tail", got[1:], msgs[1:])
 }
 
 // compact_handles_zero_budget_and_undroppable_tail.
@@ -355,124 +348,148 @@ func TestCompactZeroBudgetAndUndroppableTail(t *testing.T) {
 		msgs := cpTurns(4, 100)
 		got, out := session.Compact(huge, msgs, 0, t0)
 		cpSameMessages(t, "zero budget", got, msgs)
-		if out.DroppedMessages() || out.Reduced() {
-			t.Errorf("%+v", out)
-		}
-	})
-	t.Run("no turn start to cut at", func(t *testing.T) {
-		// One user turn followed by a long tool loop: every other cut would
-		// separate a result from its call.
-		msgs := []session.Message{
-			text(session.RoleUser, "refactor everything"),
-			blocks(session.RoleAssistant, toolUse("t1", "read", `{}`), toolUse("t2", "read", `{}`)),
-			cpNamedTool("t1", "read", strings.Repeat("a", 3000)),
-			cpNamedTool("t2", "read", strings.Repeat("b", 3000)),
-			blocks(session.RoleAssistant, toolUse("t3", "read", `{}`)),
-			blocks(session.RoleUser, cpResult("t3", strings.Repeat("c", 3000))), // Anthropic form: not a turn
-			cpKind(session.KindNote, session.RoleUser, "note: keep going"),      // not a turn
-			text(session.RoleAssistant, "done"),
-		}
-		got, out := session.Compact(huge, msgs, 0, t0)
-		cpSameMessages(t, "undroppable", got, msgs)
-		if out.DroppedMessages() || !out.Failed(1) {
+		if out.DroppedMessages() || out.Reduced() || out.TokensAfter <= 1 {
 			t.Errorf("%+v", out)
 		}
 	})
 	t.Run("zero budget, long path", func(t *testing.T) {
-		// Ours: whycodes drops nothing when nothing fits; we drop to the
-		// last turn start that keeps MinKeepMessages.
+		// As whycodes: nothing fits, so the oldest go down to the minimum.
 		msgs := cpTurns(10, 400)
 		got, out := session.Compact(huge, msgs, 0, t0)
-		if len(got) != 4 || !out.DroppedMessages() || !out.Reduced() || !out.StillOver(1) || out.Failed(1) {
+		if len(got) != 5 || !out.DroppedMessages() || !out.Reduced() || !out.StillOver(1) || out.Failed(1) {
 			t.Errorf("%d messages, %+v", len(got), out)
 		}
 	})
 }
 
-// Ours: Compact cuts only where a user turn starts, so a tool result never
-// loses its call (whycodes cuts at any message).
-func TestCompactCutsOnlyAtTurnStarts(t *testing.T) {
-	pad := strings.Repeat("p", 1200) // 300 tokens
-	msgs := []session.Message{
-		text(session.RoleUser, "first task"),                                      // 0
-		blocks(session.RoleAssistant, cpTextBlock(pad), toolUse("a", "ls", `{}`)), // 1
-		cpNamedTool("a", "ls", pad),                                               // 2
-		blocks(session.RoleAssistant, toolUse("b", "cat", `{}`)),                  // 3
-		blocks(session.RoleUser, cpResult("b", pad)),                              // 4: results only
-		cpKind(session.KindNote, session.RoleUser, "note"),                        // 5: a note
-		cpKind(session.KindSummary, session.RoleUser, "old summary"),              // 6: a summary
-		text(session.RoleUser, session.CompactedMarker+"\nstub"),                  // 7: a whycodes stub
-		text(session.RoleAssistant, "ok"),                                         // 8
-		text(session.RoleUser, "second task"),                                     // 9
-		text(session.RoleAssistant, "sure"),                                       // 10
-		text(session.RoleUser, "third"),                                           // 11
-		text(session.RoleAssistant, "fine"),                                       // 12
+// Ours: one turn of a prompt and a long tool loop (an agentic session)
+// is cut inside, where no result loses its call, keeping the prompt.
+// whycodes drops the oldest messages wherever the budget is met,
+// orphaning tool results, prompt first.
+func TestDepartureCompactCutsAtAnyMessage(t *testing.T) {
+	body := strings.Repeat("r", 1000) // 250 tokens
+	msgs := []session.Message{text(session.RoleUser, "refactor the store")}
+	for i := range 20 {
+		id := "c" + strconv.Itoa(i)
+		msgs = append(msgs, blocks(session.RoleAssistant, cpTextBlock("step "+strconv.Itoa(i)), toolUse(id, "read", `{"path":"pkg/a.go"}`)))
+		if i%2 == 0 {
+			msgs = append(msgs, cpNamedTool(id, "read", body))
+		} else {
+			msgs = append(msgs, blocks(session.RoleUser, cpResult(id, body))) // Anthropic's form
+		}
 	}
-	// A whycodes-style scan would cut at message 3 or 4; the only turn
-	// starts after 0 are 9 and 11, and 11 leaves fewer than 4 messages.
-	prepared, cut := session.CompactCut("", msgs, 100)
-	if cut != 9 {
-		t.Fatalf("cut at %d, want 9", cut)
+	msgs = append(msgs, text(session.RoleAssistant, "done"))
+	tokens := session.PathTokens("", msgs)
+	for _, budget := range []uint64{4000, 2000, 1000, 100} {
+		prepared, cut := session.CompactCut("", msgs, budget)
+		got, out := session.Compact("", msgs, budget, t0)
+		if cut.Start == 0 || cut.Keep != 0 || !out.DroppedMessages() {
+			t.Fatalf("budget %d: cut %+v", budget, cut)
+		}
+		if prepared[cut.Start].Role != session.RoleAssistant {
+			t.Errorf("budget %d: the kept part starts with %s", budget, prepared[cut.Start].Role)
+		}
+		if id := cpOrphaned(got); id != "" {
+			t.Errorf("budget %d: result %s lost its call", budget, id)
+		}
+		if got[0].Kind != session.KindSummary || encode(got[1]) != encode(msgs[0]) {
+			t.Errorf("budget %d: opens with %s, %s", budget, encode(got[0]), encode(got[1]))
+		}
+		if target := budget * 3 / 4; budget >= 1000 && out.TokensAfter > target {
+			t.Errorf("budget %d: %d tokens after, target %d (from %d)", budget, out.TokensAfter, target, tokens)
+		}
+		if budget == 100 && (!out.StillOver(budget) || len(got) != 5) {
+			t.Errorf("budget 100: %d messages, %+v", len(got), out)
+		}
+		if !strings.Contains(got[0].Content.Text, "Tools used: read") || strings.Contains(got[0].Content.Text, "Goals:") {
+			t.Errorf("budget %d: summary %q", budget, got[0].Content.Text)
+		}
 	}
-	got, out := session.Compact("", msgs, 100, t0)
-	if len(got) != 4 || out.DroppedTranscript != session.MessagesTranscript(prepared[:9], session.DroppedTranscriptMaxChars) {
-		t.Fatalf("%d messages", len(got))
+	// A prompt too big to keep within the budget goes too, and only then.
+	big := slices.Clone(msgs)
+	big[0] = text(session.RoleUser, strings.Repeat("p", 12_000))
+	_, cut := session.CompactCut("", big, 4000)
+	if cut.Start == 0 || cut.Keep != -1 || big[cut.Start].Role != session.RoleAssistant {
+		t.Errorf("big prompt: cut %+v", cut)
 	}
-	sum := got[0].Content.Blocks[0].Text
-	want := "[9 earlier messages trimmed for context management (user=5, assistant=3, tool=1)]\nGoals: first task\nTools used: ls"
-	if sum != want {
-		t.Errorf("summary\n got %q\nwant %q", sum, want)
+	got, out := session.Compact("", big, 4000, t0)
+	if out.StillOver(3000) || cpOrphaned(got) != "" || !strings.Contains(got[0].Content.Text, "Goals: pppp") {
+		t.Errorf("big prompt: %+v", out)
 	}
 }
 
-// Ours: the summary is not a user message of its own in front of a user
-// turn; it becomes that turn's first text block, marked "kind":"summary".
-func TestCompactSummaryRidesOnFirstKeptTurn(t *testing.T) {
-	big := strings.Repeat("x", 2000)
-	cases := []struct {
-		name  string
-		first session.Message
-		want  string // JSON of the first kept message after compaction
-	}{
-		{"text turn", text(session.RoleUser, "go on"),
-			`{"role":"user","content":[{"type":"text","text":"SUMMARY","kind":"summary"},{"type":"text","text":"go on"}],"created_at":"2026-08-21T12:00:00Z"}`},
-		{"block turn", blocks(session.RoleUser, session.Block{Type: session.BlockImage, Source: json.RawMessage(`{"type":"url","url":"u"}`)}, cpTextBlock("see")),
-			`{"role":"user","content":[{"type":"text","text":"SUMMARY","kind":"summary"},{"type":"image","source":{"type":"url","url":"u"}},{"type":"text","text":"see"}],"created_at":"2026-08-21T12:00:00Z"}`},
+// Ours: the fixed SUMMARY_TOKEN_SLACK of 256 is a floor; a summary that
+// costs more is counted at its cost, so a result said to fit does and
+// compacting it again changes nothing. whycodes reserves 256 whatever the
+// summary costs.
+func TestDepartureCompactReservesFixedSummarySlack(t *testing.T) {
+	var msgs []session.Message
+	for i := range 20 {
+		// Long paths in the first assistant messages make a summary of
+		// about 450 tokens.
+		p := "src/" + strings.Repeat(strconv.Itoa(i%10), 190) + ".go"
+		msgs = append(msgs, text(session.RoleUser, "task "+strconv.Itoa(i)), text(session.RoleAssistant, "edited "+p+" "+strings.Repeat("w", 300)))
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			first := c.first
-			first.CreatedAt = t0Text
-			msgs := []session.Message{text(session.RoleUser, "old task"), text(session.RoleAssistant, big),
-				first, text(session.RoleAssistant, "a"), text(session.RoleUser, "b"), text(session.RoleAssistant, "c")}
-			before := cpEncodeAll(msgs)
-			got, _ := session.Compact("", msgs, 400, t0)
-			if len(got) != 4 {
-				t.Fatalf("%d messages", len(got))
-			}
-			sum := session.SummarizeTrimmed(msgs[:2])
-			if w := strings.Replace(c.want, "SUMMARY", strings.ReplaceAll(sum, "\n", `\n`), 1); encode(got[0]) != w {
-				t.Errorf("\n got %s\nwant %s", encode(got[0]), w)
-			}
-			if !got[0].IsUserTurn() {
-				t.Error("the first kept message is no longer a user turn")
-			}
-			for i := 1; i < len(got); i++ {
-				if got[i-1].Role == session.RoleUser && got[i].Role == session.RoleUser {
-					t.Errorf("two user messages at %d", i)
-				}
-			}
-			if !slices.Equal(cpEncodeAll(msgs), before) {
-				t.Error("input changed")
-			}
-		})
+	budget := uint64(2035) // target 1526: about ten turns and 256
+	prepared, cut := session.CompactCut("", msgs, budget)
+	drop := cut.Dropped(prepared)
+	sum := session.EstimateTokens(session.SummarizeTrimmed(drop))
+	if sum <= session.SummaryTokenSlack {
+		t.Fatalf("summary of %d tokens: the test needs one over the slack", sum)
+	}
+	got, out := session.Compact("", msgs, budget, t0)
+	if out.StillOver(1526) {
+		t.Errorf("%d tokens after, over the target", out.TokensAfter)
+	}
+	// whycodes' rule, with 256 reserved, starts earlier and ends over.
+	whycodes := 0
+	for s := 1; s < len(msgs); s++ {
+		if session.PathTokens("", prepared[s:])+session.SummaryTokenSlack <= 1526 {
+			whycodes = s
+			break
+		}
+	}
+	if whycodes >= cut.Start || session.PathTokens("", prepared[whycodes:])+session.EstimateTokens(session.SummarizeTrimmed(prepared[:whycodes])) <= 1526 {
+		t.Errorf("whycodes' start %d, ours %d: the case does not tell them apart", whycodes, cut.Start)
+	}
+	again, out2 := session.Compact("", got, budget, t0)
+	if out2.DroppedMessages() {
+		t.Error("compacting again dropped more")
+	}
+	cpSameMessages(t, "again", again, got)
+}
+
+// The summary is whycodes' shape: a user text message of its own that
+// opens the path ("kind":"summary" added), not folded into the user's
+// words; what follows is kept as it was.
+func TestCompactSummaryIsItsOwnUserMessage(t *testing.T) {
+	big := strings.Repeat("x", 2000)
+	for _, first := range []session.Message{
+		text(session.RoleUser, "go on"),
+		blocks(session.RoleUser, session.Block{Type: session.BlockImage, Source: json.RawMessage(`{"type":"url","url":"u"}`)}, cpTextBlock("see")),
+	} {
+		msgs := []session.Message{text(session.RoleUser, "old task"), text(session.RoleAssistant, big),
+			first, text(session.RoleAssistant, "a"), text(session.RoleUser, "b"), text(session.RoleAssistant, "c")}
+		before := cpEncodeAll(msgs)
+		got, _ := session.Compact("", msgs, 400, t0)
+		if len(got) != 5 {
+			t.Fatalf("%d messages", len(got))
+		}
+		sum := session.SummarizeTrimmed(msgs[:2])
+		want := `{"role":"user","content":` + strconv.Quote(sum) + `,"created_at":"2026-08-21T12:00:00Z","kind":"summary"}`
+		if encode(got[0]) != want {
+			t.Errorf("\n got %s\nwant %s", encode(got[0]), want)
+		}
+		cpSameMessages(t, "kept", got[1:], msgs[2:])
+		if !slices.Equal(cpEncodeAll(msgs), before) {
+			t.Error("input changed")
+		}
 	}
 }
 
 // The dropped prefix may itself open with the summary of an earlier
-// compaction; compacting again replaces it, and the goal of the turn that
-// carried it is not lost (ours: the summary rides on that turn, so the
-// turn's first text is the summary, which goals skip).
+// compaction; compacting again replaces it with one summary, and a
+// compacted path under budget is left as it is.
 func TestCompactTwice(t *testing.T) {
 	big := strings.Repeat("y", 2000)
 	msgs := []session.Message{
@@ -483,29 +500,27 @@ func TestCompactTwice(t *testing.T) {
 		text(session.RoleUser, "task five"), text(session.RoleAssistant, "ok"),
 	}
 	once, _ := session.Compact("", msgs, 1400, t0) // keeps from "task three"
-	if n := len(once); n != 6 {
+	if n := len(once); n != 7 {
 		t.Fatalf("first compaction kept %d messages", n)
 	}
-	// More messages arrive; compact again.
+	if again, out := session.Compact("", once, 1400, t0); out.DroppedMessages() || !cpSame(again, once) {
+		t.Error("compacting a compacted path changed it")
+	}
 	grown := append(slices.Clone(once), text(session.RoleUser, "task six"), text(session.RoleAssistant, "ok"))
 	twice, out := session.Compact("", grown, 200, t0)
 	if !out.DroppedMessages() {
 		t.Fatal("nothing dropped")
 	}
-	bs := twice[0].Content.Blocks
-	if len(bs) != 2 || !cpIsSummaryBlock(bs[0]) || cpIsSummaryBlock(bs[1]) {
-		t.Fatalf("first message %s", encode(twice[0]))
+	if twice[0].Kind != session.KindSummary || strings.Count(cpEncodeAll(twice)[0]+strings.Join(cpEncodeAll(twice[1:]), ""), "earlier messages trimmed") != 1 {
+		t.Errorf("summaries stacked: %s", encode(twice[0]))
 	}
-	if !strings.Contains(bs[0].Text, "task three") {
-		t.Errorf("the goal of the turn that carried the old summary is lost: %q", bs[0].Text)
-	}
-	if strings.Count(encode(twice[0]), "earlier messages trimmed") != 1 {
-		t.Error("summaries stacked")
+	if !strings.Contains(twice[0].Content.Text, "task three") {
+		t.Errorf("the goal of a dropped turn is lost: %q", twice[0].Content.Text)
 	}
 }
 
-// The cut is the smallest turn start whose tail fits 3/4 of the budget
-// with SummaryTokenSlack to spare, found with suffix sums.
+// The cut is the smallest start whose tail fits 3/4 of the budget with
+// SummaryTokenSlack to spare, found with suffix sums.
 func TestCompactCutSelection(t *testing.T) {
 	// Turns of 100 tokens each (a 200-char user and a 200-char assistant).
 	msgs := cpTurns(20, 200)
@@ -540,51 +555,17 @@ func TestCompactCutSelection(t *testing.T) {
 	for _, c := range cases {
 		_, cut := session.CompactCut("", msgs, c.budget)
 		if want := cpRefCut("", msgs, c.budget); cut != want {
-			t.Errorf("budget %d: reference cut %d, CompactCut %d", c.budget, want, cut)
+			t.Errorf("budget %d: reference cut %+v, CompactCut %+v", c.budget, want, cut)
 		}
-		if cut != c.cut {
-			t.Errorf("budget %d: cut %d, want %d", c.budget, cut, c.cut)
+		if cut != (session.Cut{Start: c.cut, Keep: -1}) {
+			t.Errorf("budget %d: cut %+v, want %d", c.budget, cut, c.cut)
 		}
 	}
 	// A system prompt counts against the budget.
 	sys := strings.Repeat("s", 400) // 100 tokens
-	if _, cut := session.CompactCut(sys, msgs, budget(756)); cut != 12 {
-		t.Errorf("with a system prompt: cut %d, want 12", cut)
+	if _, cut := session.CompactCut(sys, msgs, budget(756)); cut.Start != 12 {
+		t.Errorf("with a system prompt: cut %+v, want 12", cut)
 	}
-}
-
-// cpRefCut is a direct O(n²) reading of the cut rule, to check CompactCut
-// against: the smallest turn start after 0, keeping at least
-// min(4, len), whose tail fits; else the largest allowed one. A cut is
-// only taken when the summary costs less than what it replaces.
-func cpRefCut(system string, msgs []session.Message, maxTokens uint64) int {
-	prepared := slices.Clone(msgs)
-	session.TruncateToolResults(prepared)
-	session.PruneToolResults(prepared)
-	hi, lo := bits.Mul64(maxTokens, 3)
-	target := max(1, hi<<62|lo>>2) // exactly ⌊3·max/4⌋
-	if session.PathTokens(system, prepared) <= target {
-		return 0
-	}
-	limit := len(prepared) - min(session.MinKeepMessages, len(prepared))
-	slack := uint64(session.SummaryTokenSlack)
-	if limit > 0 { // Ours: room for the longest prefix's summary when it is larger
-		slack = max(slack, session.EstimateTokens(session.SummarizeTrimmed(prepared[:limit])))
-	}
-	best := 0
-	for s := 1; s <= limit; s++ {
-		if !cpCutPoint(&prepared[s]) {
-			continue
-		}
-		if session.PathTokens(system, prepared[s:])+slack <= target {
-			return s
-		}
-		best = s
-	}
-	if best > 0 && session.EstimateTokens(session.SummarizeTrimmed(prepared[:best])) >= session.PathTokens("", prepared[:best]) {
-		return 0
-	}
-	return best
 }
 
 // cpCutPoint: a user turn that answers no tool call.
@@ -668,10 +649,9 @@ func TestCompactNeverGrowsThePath(t *testing.T) {
 		t.Errorf("tokens grew: %+v", out)
 	}
 	if out.DroppedMessages() {
-		cpSameMessages(t, "tail", got[1:], msgs[3:])
-	} else {
-		cpSameMessages(t, "unchanged", got, msgs)
+		t.Errorf("a summary of %q replaced less than it costs", out.DroppedTranscript)
 	}
+	cpSameMessages(t, "unchanged", got, msgs)
 }
 
 // Compact truncates and prunes even when nothing is dropped, and never
@@ -718,14 +698,14 @@ func TestCompactCutAgreesWithCompact(t *testing.T) {
 	for _, budget := range []uint64{1, 500, 1500, 3000, 100_000} {
 		prepared, cut := session.CompactCut("sys", msgs, budget)
 		got, out := session.Compact("sys", msgs, budget, t0)
-		if cut == 0 {
+		if cut.Start == 0 {
 			cpSameMessages(t, "no cut", got, prepared)
 			continue
 		}
-		if out.DroppedTranscript != session.MessagesTranscript(prepared[:cut], session.DroppedTranscriptMaxChars) {
+		if out.DroppedTranscript != session.MessagesTranscript(cut.Dropped(prepared), session.DroppedTranscriptMaxChars) {
 			t.Errorf("budget %d: dropped transcript differs from the printed one", budget)
 		}
-		cpSameMessages(t, "tail", got[1:], prepared[cut+1:])
+		cpSameMessages(t, "tail", got[1:], cut.Kept(prepared))
 		withSummary := session.PrependSummary(got, "<summary>model summary</summary>", t0)
 		if len(withSummary) != len(got) || !strings.Contains(encode(withSummary[0]), "model summary") ||
 			strings.Contains(encode(withSummary[0]), "earlier messages trimmed") {
@@ -783,7 +763,13 @@ func TestSummarizeTrimmed(t *testing.T) {
 				toolUse("c", "edit", `not json`),
 				cpResult("r", "#   spaced/header.md\n"+"tail [bracket/file.txt]")),
 		}, "[1 earlier messages trimmed for context management (user=0, assistant=1, tool=0)]\n" +
-			"Files: x/one.go, spaced/header.md, bracket/file.txt"},
+			"Files: x/one.go, nodot/here, spaced/header.md, bracket/file.txt"},
+		// As whycodes: a header names a file by its first word, and a
+		// tool's input path is taken as it is.
+		{"header's first word, bare tool path", []session.Message{
+			blocks(session.RoleAssistant, toolUse("a", "read", `{"path":"Makefile"}`), cpTextBlock("# src/a.rs (lines 1-20)")),
+		}, "[1 earlier messages trimmed for context management (user=0, assistant=1, tool=0)]\n" +
+			"Files: Makefile, src/a.rs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1002,34 +988,37 @@ func TestCompactSummaryContentAndDisplay(t *testing.T) {
 
 // prepend_compact_summary_inserts_or_replaces. Ours: a previous summary,
 // block or message, is replaced rather than stacked.
+// prepend_compact_summary_inserts_or_replaces: a leading summary message
+// (wc's, or a whycodes stub) is replaced in place; otherwise the summary
+// opens the path as a user message of its own, as whycodes inserts it.
 func TestPrependSummary(t *testing.T) {
 	mark := session.CompactedMarker
 	hello := text(session.RoleUser, "hello")
 	hi := text(session.RoleAssistant, "hi")
+	summary := func(s string) string {
+		return `{"role":"user","content":` + strconv.Quote(s) + `,"created_at":"` + t0Text + `","kind":"summary"}`
+	}
 	cases := []struct {
 		name string
 		in   []session.Message
 		raw  string
 		want []string
 	}{
-		{"into a user turn", []session.Message{hello, hi}, "S", []string{
-			`{"role":"user","content":[{"type":"text","text":"` + mark + `\nS","kind":"summary"},{"type":"text","text":"hello"}]}`,
-			encode(hi)}},
-		{"cleaned first", []session.Message{hello}, "<analysis>a</analysis><summary>S</summary>", []string{
-			`{"role":"user","content":[{"type":"text","text":"` + mark + `\nSummary:\nS","kind":"summary"},{"type":"text","text":"hello"}]}`}},
-		{"a bracketed summary is kept as is", []session.Message{hello}, "[Custom] x", []string{
-			`{"role":"user","content":[{"type":"text","text":"[Custom] x","kind":"summary"},{"type":"text","text":"hello"}]}`}},
-		{"replaces a summary block", []session.Message{blocks(session.RoleUser, cpSummaryBlock("old"), cpTextBlock("hello")), hi}, "new", []string{
+		{"before a user turn", []session.Message{hello, hi}, "S", []string{summary(mark + "\nS"), encode(hello), encode(hi)}},
+		{"cleaned first", []session.Message{hello}, "<analysis>a</analysis><summary>S</summary>", []string{summary(mark + "\nSummary:\nS"), encode(hello)}},
+		{"a bracketed summary is kept as is", []session.Message{hello}, "[Custom] x", []string{summary("[Custom] x"), encode(hello)}},
+		{"replaces an earlier wc's summary block", []session.Message{blocks(session.RoleUser, cpSummaryBlock("old"), cpTextBlock("hello")), hi}, "new", []string{
 			`{"role":"user","content":[{"type":"text","text":"` + mark + `\nnew","kind":"summary"},{"type":"text","text":"hello"}]}`,
 			encode(hi)}},
-		{"before an assistant message", []session.Message{hi}, "S", []string{
-			`{"role":"user","content":"` + mark + `\nS","created_at":"` + t0Text + `","kind":"summary"}`,
-			encode(hi)}},
+		{"before an assistant message", []session.Message{hi}, "S", []string{summary(mark + "\nS"), encode(hi)}},
 		{"replaces a summary message", []session.Message{cpKind(session.KindSummary, session.RoleUser, "old"), hi}, "new", []string{
 			`{"role":"user","content":"` + mark + `\nnew","kind":"summary"}`,
 			encode(hi)}},
-		{"empty path", nil, "S", []string{
-			`{"role":"user","content":"` + mark + `\nS","created_at":"` + t0Text + `","kind":"summary"}`}},
+		{"replaces a whycodes stub", []session.Message{text(session.RoleUser, mark+"\nold"), hello}, "newer stub", []string{
+			`{"role":"user","content":"` + mark + `\nnewer stub"}`, encode(hello)}},
+		{"replaces a whycodes continuation carrier", []session.Message{text(session.RoleUser, session.CompactContinuationPreamble+"\n\nold"), hello}, "[Compacted earlier conversation]\nnewer", []string{
+			`{"role":"user","content":"` + mark + `\nnewer"}`, encode(hello)}},
+		{"empty path", nil, "S", []string{summary(mark + "\nS")}},
 		{"empty summary", []session.Message{hello, hi}, " \n ", []string{encode(hello), encode(hi)}},
 		{"analysis only is empty", []session.Message{hello}, "<analysis>x</analysis>", []string{encode(hello)}},
 	}
@@ -1049,6 +1038,22 @@ func TestPrependSummary(t *testing.T) {
 	}
 }
 
+// Ours: compact() then prepend_compact_summary in whycodes leaves two
+// summaries, since is_compact_summary_text does not know the local stub
+// ("[N earlier messages trimmed…"); the model's summary replaces it here.
+func TestDeparturePrependKeepsLocalStub(t *testing.T) {
+	msgs := cpTurns(10, 400)
+	got, out := session.Compact("", msgs, 1200, t0)
+	if !out.DroppedMessages() || session.IsCompactSummaryText(got[0].Content.Text) {
+		t.Fatalf("the local stub is %q: whycodes would recognise it", got[0].Content.Text)
+	}
+	llm := session.PrependSummary(got, "<summary>what happened</summary>", t0)
+	if len(llm) != len(got) || llm[0].Content.Text != session.CompactedMarker+"\nSummary:\nwhat happened" {
+		t.Errorf("%d messages, first %s", len(llm), encode(llm[0]))
+	}
+	cpSameMessages(t, "kept", llm[1:], got[1:])
+}
+
 // SummarizePrefix: a model summary with no budget replaces everything
 // before the last turn start that keeps MinKeepMessages.
 func TestSummarizePrefix(t *testing.T) {
@@ -1057,11 +1062,11 @@ func TestSummarizePrefix(t *testing.T) {
 		t.Fatalf("SummaryCut = %d, want 4", cut)
 	}
 	got, out := session.SummarizePrefix("sys", msgs, "<summary>S</summary>", t0)
-	if len(got) != 5 || out.MessagesBefore != 9 || out.MessagesAfter != 5 {
+	if len(got) != 6 || out.MessagesBefore != 9 || out.MessagesAfter != 6 {
 		t.Fatalf("%d messages, %+v", len(got), out)
 	}
-	cpSameMessages(t, "tail", got[1:], msgs[5:])
-	if bs := got[0].Content.Blocks; len(bs) != 2 || bs[0].Text != session.CompactedMarker+"\nSummary:\nS" || bs[1].Text != msgs[4].Content.Text {
+	cpSameMessages(t, "tail", got[1:], msgs[4:])
+	if got[0].Kind != session.KindSummary || got[0].Content.Text != session.CompactedMarker+"\nSummary:\nS" {
 		t.Errorf("first %s", encode(got[0]))
 	}
 	if out.DroppedTranscript != session.MessagesTranscript(msgs[:4], session.DroppedTranscriptMaxChars) {
@@ -1079,6 +1084,21 @@ func TestSummarizePrefix(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a compacted path has its summary replaced in place", func(t *testing.T) {
+		// whycodes' prepend_compact_summary: insert or replace. With no turn
+		// to cut at, the summary a path opens with is what --summary replaces.
+		in := append([]session.Message{cpKind(session.KindSummary, session.RoleUser, "[9 earlier messages trimmed]")}, cpTurns(4, 10)...)
+		if cut := session.SummaryCut(in); cut != 1 {
+			t.Fatalf("SummaryCut = %d, want 1", cut)
+		}
+		got, out := session.SummarizePrefix("", in, "<summary>better</summary>", t0)
+		if len(got) != len(in) || got[0].Content.Text != session.CompactedMarker+"\nSummary:\nbetter" || !out.DroppedMessages() {
+			t.Fatalf("%d messages, first %s", len(got), encode(got[0]))
+		}
+		cpSameMessages(t, "kept", got[1:], in[1:])
+		again, _ := session.SummarizePrefix("", got, "<summary>better</summary>", t0)
+		cpSameMessages(t, "again", again, got)
+	})
 	t.Run("an empty summary drops nothing", func(t *testing.T) {
 		// A model that returned nothing must not cost the prefix.
 		got, out := session.SummarizePrefix("", msgs, "<analysis>only</analysis>", t0)
@@ -1090,6 +1110,21 @@ func TestSummarizePrefix(t *testing.T) {
 }
 
 // --- full replace ---
+
+// Ours: apply_full_replace restates as_text of the last user message
+// only, so an image-only turn is lost and 1 message remains (reference
+// §5.6, transcript_and_full_replace_edge_cases); the whole turn is kept,
+// so the path still opens with the user's request.
+func TestDepartureFullReplaceKeepsOnlyText(t *testing.T) {
+	img := blocks(session.RoleUser, session.Block{Type: session.BlockImage, Source: json.RawMessage(`{}`)})
+	msgs := []session.Message{text(session.RoleUser, "earlier"), text(session.RoleAssistant, "ok"), img, text(session.RoleAssistant, "I see a cat")}
+	got, out := session.FullReplace("", msgs, "S", t0)
+	if len(got) != 3 || out.MessagesAfter != 3 || got[2].Kind != session.KindSummary ||
+		encode(got[0]) != `{"role":"user","content":[{"type":"image","source":{}}],"created_at":"`+t0Text+`"}` {
+		t.Errorf("got %q", cpEncodeAll(got))
+	}
+
+}
 
 // apply_full_replace_keeps_last_user_and_recent_tail.
 func TestFullReplaceKeepsLastUserAndRecentTail(t *testing.T) {
@@ -1189,18 +1224,6 @@ func TestFullReplaceEdgeCases(t *testing.T) {
 			t.Errorf("got %q, %+v", cpEncodeAll(got), out)
 		}
 	})
-	t.Run("image-only last user message", func(t *testing.T) {
-		// Ours: whycodes restates as_text only, so an image-only turn is
-		// lost and 1 message remains (reference §5.6); we keep the turn,
-		// so the path still opens with the user's request.
-		img := blocks(session.RoleUser, session.Block{Type: session.BlockImage, Source: json.RawMessage(`{}`)})
-		msgs := []session.Message{text(session.RoleUser, "earlier"), text(session.RoleAssistant, "ok"), img, text(session.RoleAssistant, "I see a cat")}
-		got, out := session.FullReplace("", msgs, "S", t0)
-		if len(got) != 3 || out.MessagesAfter != 3 || got[2].Kind != session.KindSummary ||
-			encode(got[0]) != `{"role":"user","content":[{"type":"image","source":{}}],"created_at":"`+t0Text+`"}` {
-			t.Errorf("got %q", cpEncodeAll(got))
-		}
-	})
 	t.Run("a turn that also answers tool calls is not where a replace starts", func(t *testing.T) {
 		msgs := []session.Message{
 			text(session.RoleUser, "start"),
@@ -1215,8 +1238,10 @@ func TestFullReplaceEdgeCases(t *testing.T) {
 		if id := cpOrphaned(got); id != "" {
 			t.Errorf("result %s lost its call", id)
 		}
+		// The last real turn is the first message: nothing to replace.
 		native, _, err := session.NativeCompaction("", msgs, session.Block{Type: "compaction", Raw: json.RawMessage(`{"type":"compaction"}`)}, t0)
-		if err != nil || cpOrphaned(native) != "" {
+		var refusal *session.NativeRefusal
+		if !errors.As(err, &refusal) || cpOrphaned(native) != "" {
 			t.Errorf("native: %v, %q", err, cpEncodeAll(native))
 		}
 	})
@@ -1259,17 +1284,67 @@ func TestNativeCompaction(t *testing.T) {
 	if out.DroppedTranscript != "User: a\n\nAssistant: b\n\n" || out.MessagesAfter != 3 {
 		t.Errorf("%+v", out)
 	}
-	t.Run("no user turn", func(t *testing.T) {
-		in := []session.Message{text(session.RoleAssistant, "x"), cpKind(session.KindNote, session.RoleUser, "n")}
-		got, out, err := session.NativeCompaction("", in, block, t0)
-		if err == nil || !isInvalid(err) {
-			t.Fatalf("err %v", err)
-		}
-		cpSameMessages(t, "unchanged", got, in)
-		if out.DroppedMessages() {
-			t.Error("dropped")
-		}
-	})
+}
+
+// Native compaction refuses each path whycodes' native_compaction_prefix
+// returns None for, and changes nothing. whycodes' own test of it is not in
+// the source we have; this is named after the method.
+func TestNativeCompactionPrefixRefusals(t *testing.T) {
+	block := session.Block{Type: "compaction", Raw: json.RawMessage(`{"type":"compaction"}`)}
+	u, a := text(session.RoleUser, "go"), text(session.RoleAssistant, "ok")
+	cases := []struct {
+		name   string
+		in     []session.Message
+		reason string // "" when accepted
+	}{
+		{"no user turn", []session.Message{text(session.RoleAssistant, "x"), cpKind(session.KindNote, session.RoleUser, "n")}, "the session has no user turn to keep"},
+		{"nothing precedes the turn", []session.Message{u, a}, "nothing precedes the last user turn"},
+		{"a tool result before the turn", []session.Message{u, blocks(session.RoleAssistant, toolUse("t", "ls", `{}`)), cpNamedTool("t", "ls", "x"), u}, "the message before the last user turn is a tool result"},
+		{"a user message before the turn", []session.Message{u, a, cpKind(session.KindNote, session.RoleUser, "n"), u}, "the message before the last user turn is a user message"},
+		{"Anthropic's results before the turn", []session.Message{u, blocks(session.RoleAssistant, toolUse("t", "ls", `{}`)), blocks(session.RoleUser, cpResult("t", "x")), u}, "the message before the last user turn is a user message"},
+		{"an open tool call before the turn", []session.Message{u, blocks(session.RoleAssistant, cpTextBlock("let me"), toolUse("t", "ls", `{}`)), u}, "the message before the last user turn has an open tool call"},
+		{"an assistant reply before the turn", []session.Message{u, a, u, a}, ""},
+		{"a system message before the turn", []session.Message{u, a, text(session.RoleSystem, "s"), u}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, out, err := session.NativeCompaction("", c.in, block, t0)
+			if c.reason == "" {
+				if err != nil || got[0].Content.Blocks[0].Type != "compaction" {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var refusal *session.NativeRefusal
+			if !errors.As(err, &refusal) || refusal.Reason != c.reason || isInvalid(err) {
+				t.Fatalf("err %v, want %q", err, c.reason)
+			}
+			cpSameMessages(t, "unchanged", got, c.in)
+			if out.DroppedMessages() {
+				t.Error("dropped")
+			}
+		})
+	}
+}
+
+// compaction_prefix_end and prefix_transcript_for_summary: the prefix
+// before the last real user turn, or the whole path when there is none.
+func TestCompactionPrefixEnd(t *testing.T) {
+	msgs := []session.Message{text(session.RoleUser, "one"), text(session.RoleAssistant, "a"),
+		text(session.RoleUser, "two"), text(session.RoleAssistant, "b"), cpKind(session.KindSummary, session.RoleUser, "s")}
+	if end := session.CompactionPrefixEnd(msgs); end != 2 {
+		t.Errorf("end %d, want 2", end)
+	}
+	if got := session.PrefixTranscriptForSummary(msgs, 0); got != "User: one\n\nAssistant: a\n\n" {
+		t.Errorf("transcript %q", got)
+	}
+	noUser := []session.Message{text(session.RoleAssistant, "a"), text(session.RoleAssistant, "b")}
+	if end := session.CompactionPrefixEnd(noUser); end != 2 {
+		t.Errorf("no user turn: end %d, want 2", end)
+	}
+	if got := session.PrefixTranscriptForSummary(msgs, 20); got != "User: one\n\n" {
+		t.Errorf("capped %q", got)
+	}
 }
 
 // --- caps: truncate, prune, shake ---
@@ -1420,7 +1495,8 @@ func TestCapPassesNeverGrowABody(t *testing.T) {
 			t.Errorf("%q: shake: %d changed", char, n)
 		}
 	}
-	// Compact with nothing to drop does not grow the path.
+	// Compact, whose prune cuts would not shorten, keeps those bodies as
+	// they are, and does not grow the path.
 	msgs := []session.Message{text(session.RoleUser, "go")}
 	for i := range 6 {
 		id := "c" + strconv.Itoa(i)
@@ -1430,7 +1506,8 @@ func TestCapPassesNeverGrowABody(t *testing.T) {
 	if out.TokensAfter > out.TokensBefore {
 		t.Errorf("tokens grew: %+v", out)
 	}
-	cpSameMessages(t, "nothing to cut or drop", got, msgs)
+	_, cut := session.CompactCut("", msgs, 1)
+	cpSameMessages(t, "kept bodies", got[1:], cut.Kept(msgs))
 }
 
 // prune_old_tool_results_keeps_recent_full and
@@ -1517,7 +1594,7 @@ func TestPruneAndShake(t *testing.T) {
 // --- spill ---
 
 func TestSpillToolResults(t *testing.T) {
-	long := func(c string) string { return strings.Repeat(c, 1000) }
+	long := func(c string) string { return strings.Repeat(c, 3000) }
 	store := map[string]string{}
 	calls := 0
 	put := func(body string) string {
@@ -1528,11 +1605,11 @@ func TestSpillToolResults(t *testing.T) {
 	}
 	spilled := long("s")
 	msgs := []session.Message{
-		toolMsg("a", long("a")),                                    // 0: spilled
-		toolMsg("b", long("a")),                                    // 1: same body, same blob
-		toolMsg("c", strings.Repeat("é", 1000)),                    // 2: head counted in chars
-		toolMsg("d", strings.Repeat("x", 499)),                     // 3: too short to save anything
-		toolMsg("e", long("e")+"\n"+session.SpillMark+"elsewhere"), // 4: long, but already spilled
+		toolMsg("a", long("a")), // 0: spilled
+		toolMsg("b", long("a")), // 1: same body, same blob
+		toolMsg("c", strings.Repeat("é", session.ToolResultPruneChars+1)), // 2: counted in chars
+		toolMsg("d", strings.Repeat("é", session.ToolResultPruneChars)),   // 3: not over TOOL_RESULT_PRUNE_CHARS
+		toolMsg("e", long("e")+"\n"+session.SpillMark+"elsewhere"),        // 4: long, but already spilled
 		func() session.Message { // 5: blocks
 			m := blocks(session.RoleTool, cpTextBlock(long("t")), cpResult("f", long("r")),
 				session.Block{Type: session.BlockToolResult, ToolUseID: "g", ResultRaw: json.RawMessage(`["` + long("q") + `"]`)})
@@ -1569,7 +1646,7 @@ func TestSpillToolResults(t *testing.T) {
 	if work[0].Content.Text != work[1].Content.Text {
 		t.Error("identical bodies point at different blobs")
 	}
-	check("wide chars", work[2].Content.Text, strings.Repeat("é", 1000))
+	check("wide chars", work[2].Content.Text, strings.Repeat("é", session.ToolResultPruneChars+1))
 	check("text block", work[5].Content.Blocks[0].Text, long("t"))
 	check("toolresult block", work[5].Content.Blocks[1].Result, long("r"))
 	if encode(work[3]) != before[3] || encode(work[4]) != before[4] {
@@ -1603,6 +1680,21 @@ func TestSpillToolResults(t *testing.T) {
 	few := slices.Clone(msgs[6:])
 	if n := session.SpillToolResults(few, put); n != 0 {
 		t.Errorf("%d spilled", n)
+	}
+}
+
+// As whycodes' spill: only a body longer than TOOL_RESULT_PRUNE_CHARS
+// leaves the transcript (whycodes' own test of it is not in the source
+// we have).
+func TestSpillThresholdIsPruneChars(t *testing.T) {
+	for _, c := range []struct {
+		chars int
+		spill bool
+	}{{500, false}, {session.ToolResultPruneChars, false}, {session.ToolResultPruneChars + 1, true}} {
+		msgs := []session.Message{toolMsg("a", strings.Repeat("x", c.chars)), toolMsg("b", ""), toolMsg("c", ""), toolMsg("d", ""), toolMsg("e", "")}
+		if n := session.SpillToolResults(msgs, cpSHA); (n == 1) != c.spill || n > 1 {
+			t.Errorf("%d chars: %d spilled", c.chars, n)
+		}
 	}
 }
 

@@ -38,6 +38,28 @@ func (e *EditStats) Record(tool, content string, isError bool) {
 	}
 }
 
+// RebuildEditStats counts the edit stats of a path from its tool results,
+// as whycodes rebuilds them from the transcript on load: a tool message
+// names its tool, or the call it answers does.
+func RebuildEditStats(msgs []Message) EditStats {
+	var m Meta
+	calls := map[string]string{}
+	name := func(id string) string { return calls[id] }
+	for i := range msgs {
+		msg := msgs[i]
+		if msg.Role == RoleTool && msg.Name == "" {
+			msg.Name = calls[msg.ToolCallID]
+		}
+		m.recordEdits(&msg, name)
+		for _, b := range msg.Content.Blocks {
+			if b.Type == BlockToolUse {
+				calls[b.ID] = b.Name
+			}
+		}
+	}
+	return m.EditStats
+}
+
 func isCountedTool(name string) bool {
 	for _, t := range CountedTools {
 		if t == name {

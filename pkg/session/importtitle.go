@@ -56,15 +56,20 @@ func isMarkupTag(s string) bool {
 	return len(s) > 2 && s[0] == '<' && s[len(s)-1] == '>' && strings.Count(s, "<") == 1 && strings.Count(s, ">") == 1
 }
 
-// firstPrompt is the first real prompt of a path, with its time.
+// firstPrompt is the first real prompt of a path, with its time. As in
+// whycodes' from_imported, only that first prompt can title: one without
+// text (an image alone) leaves the path untitled.
 func firstPrompt(msgs []Message) (text, at string, ok bool) {
 	for i := range msgs {
 		if !msgs[i].IsUserTurn() {
 			continue
 		}
 		t, has := promptText(&msgs[i])
-		if !has || strings.TrimSpace(t) == "" || IsGeneratedPromptText(t) {
+		if has && IsGeneratedPromptText(t) {
 			continue
+		}
+		if !has || strings.TrimSpace(t) == "" {
+			return "", "", false
 		}
 		return t, msgs[i].CreatedAt, true
 	}

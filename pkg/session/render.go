@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -88,7 +89,7 @@ func (mw *MarkdownWriter) Header(m *Meta) error {
 	b = append(b, "\n- **Project:** "...)
 	b = appendCodeSpan(b, m.ProjectPath)
 	b = append(b, "\n- **Created:** "...)
-	b = append(b, m.CreatedAt...)
+	b = append(b, rfc3339AsWhycodes(m.CreatedAt)...)
 	b = append(b, "\n\n---\n\n"...)
 	return mw.flush(b)
 }
@@ -373,7 +374,7 @@ func appendPrettyJSON(b []byte, raw []byte) []byte {
 // ExitSummary is whycodes' format_exit_summary.
 func ExitSummary(m *Meta, durationSecs uint64, model, binary string) string {
 	var b strings.Builder
-	b.WriteString("\nSession Summary\n\n")
+	b.WriteString("\nSession Summary\n")
 	line := func(label, value string) {
 		b.WriteString("  " + label + strings.Repeat(" ", max(0, 8-len(label))) + "  " + value + "\n")
 	}
@@ -384,4 +385,26 @@ func ExitSummary(m *Meta, durationSecs uint64, model, binary string) string {
 	line("Messages", strconv.FormatUint(m.MessageCount, 10))
 	line("Continue", binary+" --resume "+m.ID)
 	return b.String()
+}
+
+// rfc3339AsWhycodes writes a time as chrono's to_rfc3339 does for a UTC
+// time: "+00:00", and the fraction in groups of three digits, none when
+// it is zero. A time that does not parse is written as it is.
+func rfc3339AsWhycodes(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	t = t.UTC()
+	layout := "2006-01-02T15:04:05"
+	switch ns := t.Nanosecond(); {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		layout += ".000"
+	case ns%1_000 == 0:
+		layout += ".000000"
+	default:
+		layout += ".000000000"
+	}
+	return t.Format(layout) + "+00:00"
 }

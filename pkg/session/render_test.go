@@ -100,13 +100,13 @@ func TestMarkdownHeader(t *testing.T) {
 		want           string
 	}{
 		{"plain", "Fix login", "/home/u/proj",
-			"# Fix login\n\n- **Session:** `" + testID + "`\n- **Project:** `/home/u/proj`\n- **Created:** " + t0Text + "\n\n---\n\n"},
+			"# Fix login\n\n- **Session:** `" + testID + "`\n- **Project:** `/home/u/proj`\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 		{"title on one line", "a\nb\t c", "/p",
-			"# a b c\n\n- **Session:** `" + testID + "`\n- **Project:** `/p`\n- **Created:** " + t0Text + "\n\n---\n\n"},
+			"# a b c\n\n- **Session:** `" + testID + "`\n- **Project:** `/p`\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 		{"backticks in the path", "t", "/x/a`b",
-			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** ``/x/a`b``\n- **Created:** " + t0Text + "\n\n---\n\n"},
+			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** ``/x/a`b``\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 		{"path ending in a backtick", "t", "/x/a`",
-			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** `` /x/a` ``\n- **Created:** " + t0Text + "\n\n---\n\n"},
+			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** `` /x/a` ``\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,10 +319,13 @@ func TestTranscriptText(t *testing.T) {
 }
 
 // test_format_exit_summary.
+// test_format_exit_summary: the heading is followed at once by the lines,
+// with no blank line between (format_exit_summary starts with
+// "\nSession Summary\n").
 func TestExitSummary(t *testing.T) {
 	m, _ := buildSession(t, "/home/u/proj", "", text(session.RoleUser, "a"), text(session.RoleAssistant, "b"), text(session.RoleUser, "c"))
 	got := session.ExitSummary(&m, 42, "anthropic/claude-opus-4-6", "whycodes")
-	want := "\nSession Summary\n\n" +
+	want := "\nSession Summary\n" +
 		"  ID        " + testID + "\n" +
 		"  Duration  42s\n" +
 		"  Model     anthropic/claude-opus-4-6\n" +
@@ -331,5 +334,28 @@ func TestExitSummary(t *testing.T) {
 		"  Continue  whycodes --resume " + testID + "\n"
 	if got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+}
+
+// export_markdown's Created line is chrono's to_rfc3339 of a UTC time.
+func TestMarkdownCreatedIsRFC3339AsWhycodes(t *testing.T) {
+	cases := map[string]string{
+		"2026-08-21T12:00:00Z":                "2026-08-21T12:00:00+00:00",
+		"2026-08-21T12:00:00.5Z":              "2026-08-21T12:00:00.500+00:00",
+		"2026-08-21T12:00:00.123456Z":         "2026-08-21T12:00:00.123456+00:00",
+		"2026-08-21T12:00:00.1234567Z":        "2026-08-21T12:00:00.123456700+00:00",
+		"2026-08-21T14:00:00.000000001+02:00": "2026-08-21T12:00:00.000000001+00:00",
+		"not a time":                          "not a time",
+	}
+	for in, want := range cases {
+		m := session.New(testID, "/p", "", t0)
+		m.CreatedAt = in
+		var b bytes.Buffer
+		if err := session.NewMarkdownWriter(&b).Header(&m); err != nil {
+			t.Fatal(err)
+		}
+		if line := "- **Created:** " + want + "\n"; !strings.Contains(b.String(), line) {
+			t.Errorf("%s: header %q lacks %q", in, b.String(), line)
+		}
 	}
 }

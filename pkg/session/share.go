@@ -112,6 +112,9 @@ type Share struct {
 	// A whycodes checkpoint gives only a position on the active path; wc's
 	// also gives the node.
 	checkpointByIndex bool
+	// Edit stats a share gives are kept; without them they are counted
+	// from the active path, as whycodes rebuilds them on load.
+	editStatsGiven bool
 
 	// A tree share (TreeShare) holds every node once in Messages instead
 	// of a copy of each path from the root.
@@ -175,6 +178,7 @@ func DecodeShare(raw []byte) (Share, error) {
 	if err = decodeShareMeta(doc, &sh.Meta); err != nil {
 		return sh, err
 	}
+	sh.editStatsGiven = doc.Get("edit_stats").IsObject()
 	sh.checkpointByIndex = sh.Meta.Checkpoint != nil && !doc.Get("checkpoint.seq").Exists()
 	br := doc.Get("branches")
 	if br.Exists() && br.Type != gjson.Null && !br.IsArray() {
@@ -339,18 +343,24 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if head != 0 {
 		headNode = b.node(head)
 	}
+	if !sh.editStatsGiven {
+		m.EditStats = RebuildEditStats(sh.Messages)
+	}
 	paths := [][]Message{sh.Messages}
 	for _, br := range sh.Branches {
 		paths = append(paths, br.Messages)
 	}
-	m.finishImport(b.next, headNode, paths, untitled)
+	m.finishImport(b.next, headNode, sh.Messages, paths, untitled)
 	return m, b.nodes
 }
 
 // finishImport completes a share's metadata once its nodes are built: the
 // next seq, the counts of the system prompt and of the path to head, and,
-// when untitled, a title from the first real prompt of its paths.
-func (m *Meta) finishImport(next uint64, head *Node, paths [][]Message, untitled bool) {
+// a title: for a source without one, from the first real prompt of its
+// paths; for a share still on a placeholder (a legacy "New session - …",
+// a "project-ab"), from the first user text of its active path, as
+// whycodes' resume does.
+func (m *Meta) finishImport(next uint64, head *Node, active []Message, paths [][]Message, untitled bool) {
 	m.NextSeq = next
 	systemPrompt := m.SystemPrompt
 	m.Tokens, m.SystemTokens = 0, 0
@@ -358,7 +368,9 @@ func (m *Meta) finishImport(next uint64, head *Node, paths [][]Message, untitled
 	m.SetHead(head)
 	if untitled {
 		m.titleFromFirstPrompt(paths...)
+		return
 	}
+	m.UpgradeTitleFromHistory(active)
 }
 
 // fromTreeShare is FromShare of a TreeShare: node i gets seq i+1.
@@ -383,11 +395,18 @@ func fromTreeShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
 	}
 	m.Checkpoint = nil // a share's checkpoint names a node of its own numbering
 	var head *Node
+	var path []Message
 	if len(nodes) > 0 && sh.treeHead >= 0 {
 		head = &nodes[sh.treeHead]
+		for _, n := range NewTree(nodes).Path(head.Seq) {
+			path = append(path, n.Msg)
+		}
+	}
+	if !sh.editStatsGiven {
+		m.EditStats = RebuildEditStats(path)
 	}
 	// The nodes are in the source's order: the first real prompt among
 	// them is the first of the whole tree.
-	m.finishImport(uint64(len(nodes))+1, head, [][]Message{sh.Messages}, untitled)
+	m.finishImport(uint64(len(nodes))+1, head, path, [][]Message{sh.Messages}, untitled)
 	return m, nodes
 }

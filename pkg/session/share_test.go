@@ -321,6 +321,8 @@ func TestShareBranchOrderAndDedup(t *testing.T) {
 	}
 }
 
+// from_imported_uses_title_hint_or_first_user_text, and the upgrade of a
+// placeholder title on import (whycodes upgrades on resume and listing).
 func TestFromShareTitles(t *testing.T) {
 	cases := []struct {
 		name, in, title string
@@ -328,15 +330,22 @@ func TestFromShareTitles(t *testing.T) {
 	}{
 		{"bare array gets a heuristic title", `[{"role":"system","content":"s"},{"role":"assistant","content":"hi"},{"role":"user","content":"please fix the login bug"},{"role":"user","content":"second"}]`,
 			"fix the login bug", session.TitleHeuristic},
-		{"first user message with text", `[{"role":"user","content":[{"type":"image","source":{}}]},{"role":"user","content":"Hey describe it"}]`,
+		// As from_imported: only the first user message can title, and an
+		// image-only one has no text.
+		{"image-only first user message", `[{"role":"user","content":[{"type":"image","source":{}}]},{"role":"user","content":"Hey describe it"}]`,
+			"proj-0c", session.TitleDefault},
+		{"first user message's first text block", `[{"role":"user","content":[{"type":"image","source":{}},{"type":"text","text":"Hey describe it"}]},{"role":"user","content":"later"}]`,
 			"describe it", session.TitleHeuristic},
 		{"no user text keeps the default", `[{"role":"assistant","content":"hi"}]`, "proj-0c", session.TitleDefault},
 		{"empty array", `[]`, "proj-0c", session.TitleDefault},
 		{"untitled object", `{"project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"empty title", `{"title":"","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"title kept, source inferred generated", `{"title":"My title","messages":[{"role":"user","content":"add tests"}]}`, "My title", session.TitleGenerated},
-		{"title kept, source inferred default", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"}]}`, "proj-ab", session.TitleDefault},
+		{"placeholder title upgraded", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"user","content":"add tests"},{"role":"user","content":"next"}]}`, "add tests", session.TitleHeuristic},
+		{"placeholder title without user text kept", `{"title":"proj-ab","project_path":"/x/proj","messages":[{"role":"assistant","content":"hi"}]}`, "proj-ab", session.TitleDefault},
 		{"legacy title inferred default", `{"title":"New session - 2024-01-01T00:00:00.000Z","messages":[]}`, "New session - 2024-01-01T00:00:00.000Z", session.TitleDefault},
+		{"legacy title upgraded from the first prompt", `{"title":"New session - 2024-01-01T00:00:00.000Z","messages":[{"role":"user","content":"Please fix the stripe webhook"},{"role":"assistant","content":"ok"},{"role":"user","content":"also retries"}]}`, "fix the stripe webhook", session.TitleHeuristic},
+		{"a default source is a placeholder", `{"title":"x","title_source":"default","messages":[{"role":"user","content":"add tests"}]}`, "add tests", session.TitleHeuristic},
 		{"title and source kept", `{"title":"x","title_source":"manual","messages":[{"role":"user","content":"add tests"}]}`, "x", session.TitleManual},
 	}
 	for _, tc := range cases {
@@ -427,5 +436,62 @@ func TestDecodeShareErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.mention)
 			}
 		})
+	}
+}
+
+// Edit stats are rebuilt from the transcript on import, as whycodes
+// rebuilds them on load, when the share does not give them: from tool
+// messages (named, or by their call) and toolresult blocks.
+func TestFromShareRebuildsEditStats(t *testing.T) {
+	const msgs = `[{"role":"user","content":"patch it"},
+		{"role":"assistant","content":[{"type":"tooluse","id":"p1","name":"apply_patch","input":{}}]},
+		{"role":"tool","tool_call_id":"p1","content":"patched a.go\n[+4 -2]\npatched b.go\n[+1 -0]"},
+		{"role":"assistant","content":[{"type":"tooluse","id":"p2","name":"apply_patch","input":{}}]},
+		{"role":"user","content":[{"type":"toolresult","tool_use_id":"p2","content":"[+3 -3]","is_error":null}]},
+		{"role":"assistant","content":[{"type":"tooluse","id":"g1","name":"grep","input":{}}]},
+		{"role":"tool","tool_call_id":"g1","content":"[+9 -9]"},
+		{"role":"tool","tool_call_id":"p3","name":"apply_patch","content":"failed\n[+7 -7]","is_error":true}]`
+	cases := []struct {
+		name, in string
+		want     session.EditStats
+	}{
+		{"share without edit_stats", `{"title":"t","messages":` + msgs + `}`, session.EditStats{Added: 8, Removed: 5}},
+		{"bare message list", msgs, session.EditStats{Added: 8, Removed: 5}},
+		{"share with edit_stats keeps them", `{"title":"t","edit_stats":{"added":1,"removed":2,"approximate":true},"messages":` + msgs + `}`, session.EditStats{Added: 1, Removed: 2, Approximate: true}},
+		{"a counted result without a trailer", `[{"role":"tool","name":"edit","tool_call_id":"e","content":"done"}]`, session.EditStats{Approximate: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sh := decodeShare(t, []byte(c.in))
+			m, _ := session.FromShare(&sh, newID, t0)
+			if m.EditStats != c.want {
+				t.Errorf("edit stats %+v, want %+v", m.EditStats, c.want)
+			}
+		})
+	}
+}
+
+// Ours: whycodes' load_from_db starts cost and the stream-rule ledger at
+// zero and infers title_source from the title; a share imported here, and
+// every session the store holds, keeps all three as they were.
+func TestDepartureResumeRestartsCostAndStreamRules(t *testing.T) {
+	in := `{"title":"proj-ab","title_source":"generated","project_path":"/x/proj","cost":{"usd":0.25,"unpriced_steps":2},` +
+		`"stream_rules":{"turn":3,"fired":{"no-sleep":2}},"messages":[{"role":"user","content":"add tests"}]}`
+	sh := decodeShare(t, []byte(in))
+	m, nodes := session.FromShare(&sh, newID, t0)
+	if m.Cost != (session.Cost{USD: 0.25, UnpricedSteps: 2}) || m.StreamRules.Turn != 3 || m.StreamRules.Fired["no-sleep"] != 2 {
+		t.Errorf("cost %+v, stream rules %+v", m.Cost, m.StreamRules)
+	}
+	// "proj-ab" would be inferred a placeholder; the share says generated.
+	if m.Title != "proj-ab" || m.TitleSource != session.TitleGenerated {
+		t.Errorf("title %q (%s)", m.Title, m.TitleSource)
+	}
+	back, err := session.DecodeMeta(session.EncodeMeta(&m))
+	if err != nil || back.Cost != m.Cost || back.StreamRules.Turn != 3 || back.TitleSource != session.TitleGenerated {
+		t.Errorf("stored: %+v, %v", back, err)
+	}
+	out := decodeShare(t, session.AppendShare(nil, &m, session.NewTree(nodes)))
+	if out.Meta.Cost != m.Cost || out.Meta.StreamRules.Turn != 3 || out.Meta.TitleSource != session.TitleGenerated {
+		t.Errorf("exported: %+v", out.Meta)
 	}
 }

@@ -96,39 +96,65 @@ var titleFillers = []string{
 	"i need you to ", "i want you to ", "hey ", "hi ", "hello ",
 }
 
-// HeuristicTitle derives a title from a user's first prompt.
+// HeuristicTitle derives a title from a user's first prompt, as whycodes'
+// heuristic_title: the first meaningful line, leading fillers stripped, at
+// most eight words.
 func HeuristicTitle(text string) string {
-	var lines []string
-	for l := range strings.Lines(text) { // as Rust's lines(): no empty last line
-		lines = append(lines, l)
-	}
-	line := ""
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		// A bare "@path" mention says nothing about a multi-line prompt.
-		if len(lines) > 1 && strings.HasPrefix(l, "@") && !strings.ContainsAny(l, " \t") {
-			continue
-		}
-		line = l
-		break
-	}
-	for stripped := true; stripped; {
-		stripped = false
-		for _, f := range titleFillers {
-			if len(line) >= len(f) && strings.EqualFold(line[:len(f)], f) {
-				line = strings.TrimLeft(line[len(f):], " ")
-				stripped = true
-			}
-		}
-	}
-	words := strings.Fields(line)
+	words := strings.Fields(stripLeadingFiller(firstMeaningfulLine(text)))
 	if len(words) > heuristicMaxWords {
 		words = words[:heuristicMaxWords]
 	}
 	return SanitizeTitle(strings.Join(words, " "))
+}
+
+// firstMeaningfulLine is the first non-empty trimmed line. In a prompt of
+// several lines a bare "@path" line (no space in it: a tab does not count)
+// says nothing and is passed over; when every line is one, the whole
+// prompt is the title's text.
+func firstMeaningfulLine(text string) string {
+	lines := 0
+	for range strings.Lines(text) { // as Rust's lines(): no empty last line
+		lines++
+	}
+	for l := range strings.Lines(text) {
+		l = strings.TrimSpace(l)
+		if l == "" || lines > 1 && strings.HasPrefix(l, "@") && !strings.Contains(l, " ") {
+			continue
+		}
+		return l
+	}
+	return strings.TrimSpace(text)
+}
+
+// stripLeadingFiller drops leading fillers, ignoring ASCII case. A filler
+// ends in one space: after "please  " (two) the next word is not checked.
+func stripLeadingFiller(s string) string {
+	for stripped := true; stripped; {
+		stripped = false
+		for _, f := range titleFillers {
+			if hasPrefixFoldASCII(s, f) {
+				s, stripped = s[len(f):], true
+				break
+			}
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+func hasPrefixFoldASCII(s, lowerPrefix string) bool {
+	if len(s) < len(lowerPrefix) {
+		return false
+	}
+	for i := 0; i < len(lowerPrefix); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lowerPrefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // SanitizeTitle trims, unwraps one pair of quotes, drops trailing
@@ -198,4 +224,72 @@ func (m *Meta) ApplyGeneratedTitle(t string) bool {
 	}
 	m.Title, m.TitleSource = t, TitleGenerated
 	return true
+}
+
+// FirstUserText is whycodes' first_user_text: the text of the first user
+// turn (its text, or its first text block), none when that is blank or
+// has no text. Later turns are never looked at. Unlike whycodes, agent
+// notes, compaction summaries and rewind reports are not the user's turn:
+// after a compaction whycodes would answer with the summary.
+func FirstUserText(msgs []Message) (string, bool) {
+	o := Openings{SnippetChars: -1}
+	for i := 0; i < len(msgs) && !o.Add(&msgs[i]); i++ {
+	}
+	return o.UserText, o.HasUserText
+}
+
+// FirstAssistantSnippet is whycodes' first_assistant_snippet: the first
+// max chars of the first assistant message with text (its text blocks
+// joined by spaces), trimmed.
+func FirstAssistantSnippet(msgs []Message, max int) (string, bool) {
+	o := Openings{SnippetChars: max}
+	for i := 0; i < len(msgs) && !o.Add(&msgs[i]); i++ {
+	}
+	return o.Snippet, o.HasSnippet
+}
+
+// Openings gathers FirstUserText and FirstAssistantSnippet one message at
+// a time from the root, so that a reader can stop at once.
+type Openings struct {
+	SnippetChars int // the snippet's length; -1: no snippet wanted
+	UserText     string
+	HasUserText  bool
+	Snippet      string
+	HasSnippet   bool
+	userSeen     bool
+}
+
+// Add takes the path's next message and reports whether both are settled.
+func (o *Openings) Add(m *Message) bool {
+	switch {
+	case !o.userSeen && m.IsUserTurn():
+		o.userSeen = true
+		if text, ok := m.AsText(); ok && strings.TrimSpace(text) != "" {
+			o.UserText, o.HasUserText = text, true
+		}
+	case !o.HasSnippet && o.SnippetChars >= 0 && m.Role == RoleAssistant:
+		text := m.Content.Text
+		if m.Content.IsBlocks {
+			var parts []string
+			for _, b := range m.Content.Blocks {
+				if b.Type == BlockText {
+					parts = append(parts, b.Text)
+				}
+			}
+			text = strings.Join(parts, " ")
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			o.Snippet, o.HasSnippet = text[:runeOffset(text, o.SnippetChars)], true
+		}
+	}
+	return o.userSeen && (o.HasSnippet || o.SnippetChars < 0)
+}
+
+// UpgradeTitleFromHistory is whycodes' maybe_upgrade_title_from_history: a
+// session still on its placeholder (a legacy "New session - …" or
+// "project-ab") takes the heuristic title of its first user text. msgs
+// is the active path, or as much of it as reaches its first user turn.
+func (m *Meta) UpgradeTitleFromHistory(msgs []Message) bool {
+	text, ok := FirstUserText(msgs)
+	return ok && m.ApplyHeuristicTitle(text)
 }

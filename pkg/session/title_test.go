@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -69,7 +70,14 @@ func TestHeuristicTitle(t *testing.T) {
 		{"@path skipped in multi-line", "@src/main.go\nfix the bug in here", "fix the bug in here"},
 		{"several @paths skipped", "@a.rs\n@b/c.rs\n\nwhy does this panic?", "why does this panic?"},
 		{"@path with words kept", "@a.rs explain\nmore", "@a.rs explain"},
-		{"only @paths in multi-line", "@a.rs\n@b.rs", ""},
+		// whycodes falls back to the whole prompt when every line is skipped.
+		{"only @paths in multi-line", "@a.rs\n@b.rs", "@a.rs @b.rs"},
+		// Only a space makes an @path line a prompt, as in whycodes.
+		{"tab after an @path", "@src/a.rs\tfix\nthe real prompt", "the real prompt"},
+		// A filler ends in one space; whycodes does not look past a second.
+		{"spaces between fillers", "please  can you do x", "can you do x"},
+		{"fillers one space apart", "please can you do x", "do x"},
+		{"a no-break space ends no filler", "please\u00a0fix", "please fix"},
 		{"single line with trailing newline is one line", "@a.rs\n", "@a.rs"},
 		{"sanitized", "please fix the login.", "fix the login"},
 		{"question kept", "hey why is CI red?", "why is CI red?"},
@@ -238,8 +246,7 @@ func TestNewSession(t *testing.T) {
 
 // Title transitions: test_heuristic_and_manual_title,
 // generated_and_manual_title_transitions_are_terminal,
-// generated_same_title_and_block_first_user_fallbacks_are_covered,
-// upgrade_from_history_uses_first_user_message.
+// generated_same_title_and_block_first_user_fallbacks_are_covered.
 func TestTitleTransitions(t *testing.T) {
 	type step struct {
 		op     string // heuristic, generated, manual
@@ -269,7 +276,6 @@ func TestTitleTransitions(t *testing.T) {
 		}},
 		{"empty heuristic changes nothing", "", "", []step{
 			{"heuristic", "   ", false, def, session.TitleDefault},
-			{"heuristic", "@a.rs\n@b.rs", false, def, session.TitleDefault},
 			{"heuristic", "real prompt", true, "real prompt", session.TitleHeuristic},
 		}},
 		{"heuristic equal to the title changes nothing", "fix it", session.TitleDefault, []step{
@@ -327,5 +333,109 @@ func TestTitleTransitions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// upgrade_from_history_uses_first_user_message: a legacy placeholder takes
+// the title of the first user message, not of a later one, and only once.
+func TestUpgradeFromHistoryUsesFirstUserMessage(t *testing.T) {
+	m := session.New(testID, "/p/proj", "", t0)
+	m.Title, m.TitleSource = "New session - 2026-01-01", session.TitleDefault
+	path := []session.Message{
+		text(session.RoleUser, "Please fix the stripe webhook timeout"),
+		text(session.RoleAssistant, "Looking into it."),
+		text(session.RoleUser, "also check retries"),
+	}
+	if !m.UpgradeTitleFromHistory(path) {
+		t.Fatal("not upgraded")
+	}
+	if m.Title != "fix the stripe webhook timeout" || m.TitleSource != session.TitleHeuristic {
+		t.Errorf("title %q (%s)", m.Title, m.TitleSource)
+	}
+	if m.UpgradeTitleFromHistory(path) {
+		t.Error("upgraded twice")
+	}
+	// A "project-ab" placeholder is upgraded too; a real title never is.
+	d := session.New(testID, "/p/proj", "", t0)
+	if !d.UpgradeTitleFromHistory(path) || d.Title != "fix the stripe webhook timeout" {
+		t.Errorf("placeholder: %q", d.Title)
+	}
+	g := session.New(testID, "/p/proj", "", t0)
+	g.ApplyGeneratedTitle("Webhook work")
+	if g.UpgradeTitleFromHistory(path) || g.Title != "Webhook work" {
+		t.Errorf("generated title replaced: %q", g.Title)
+	}
+	// title_and_snippet_noop_branches_are_observable: nothing to upgrade from.
+	e := session.New(testID, "/p/proj", "", t0)
+	if e.UpgradeTitleFromHistory(nil) || e.TitleSource != session.TitleDefault {
+		t.Error("upgraded from nothing")
+	}
+}
+
+// first_user_text_joins_blocks_and_skips_empty, with
+// generated_same_title_and_block_first_user_fallbacks_are_covered: the
+// first text block of the first user message; first_assistant_snippet cuts
+// the first assistant text.
+func TestFirstUserTextJoinsBlocksAndSkipsEmpty(t *testing.T) {
+	if _, ok := session.FirstUserText(nil); ok {
+		t.Error("text of no messages")
+	}
+	if _, ok := session.FirstAssistantSnippet(nil, 10); ok {
+		t.Error("snippet of no messages")
+	}
+	img := session.Block{Type: session.BlockImage, Source: json.RawMessage(`{"type":"base64","media_type":"image/png","data":"x"}`)}
+	path := []session.Message{
+		blocks(session.RoleUser, cpTextBlock("first line"), toolUse("t1", "grep", `{}`), cpTextBlock("second line")),
+		text(session.RoleAssistant, "a longer assistant reply"),
+	}
+	if got, ok := session.FirstUserText(path); !ok || got != "first line" {
+		t.Errorf("FirstUserText = %q, %v", got, ok)
+	}
+	for max, want := range map[int]string{7: "a longe", 100: "a longer assistant reply"} {
+		if got, ok := session.FirstAssistantSnippet(path, max); !ok || got != want {
+			t.Errorf("FirstAssistantSnippet(%d) = %q, %v", max, got, ok)
+		}
+	}
+	fallback := []session.Message{blocks(session.RoleUser, img, cpTextBlock("fallback text"), cpTextBlock("second"))}
+	if got, _ := session.FirstUserText(fallback); got != "fallback text" {
+		t.Errorf("after an image: %q", got)
+	}
+	// title_and_snippet_noop_branches_are_observable: an image-only first
+	// message has no text, blank assistant text is passed over, and text
+	// blocks are joined by spaces and trimmed.
+	noop := []session.Message{
+		blocks(session.RoleUser, img),
+		text(session.RoleUser, "later prompt"),
+		text(session.RoleAssistant, "   "),
+		blocks(session.RoleAssistant, img),
+		blocks(session.RoleAssistant, cpTextBlock(" block"), cpTextBlock("reply ")),
+	}
+	if got, ok := session.FirstUserText(noop); ok {
+		t.Errorf("image-only first message gave %q", got)
+	}
+	if got, _ := session.FirstAssistantSnippet(noop, 100); got != "block reply" {
+		t.Errorf("snippet %q", got)
+	}
+	if got, _ := session.FirstAssistantSnippet([]session.Message{text(session.RoleAssistant, "ééé")}, 2); got != "éé" {
+		t.Errorf("snippet cut inside a character: %q", got)
+	}
+}
+
+// first_user_text_skips_whitespace_only_first_message: only the first user
+// message counts, so a blank one gives none even with a real one after.
+// Ours: notes and summaries are not the user's turn.
+func TestFirstUserTextSkipsWhitespaceOnlyFirstMessage(t *testing.T) {
+	path := []session.Message{text(session.RoleUser, "   "), text(session.RoleUser, "real question")}
+	if got, ok := session.FirstUserText(path); ok {
+		t.Errorf("got %q", got)
+	}
+	summarised := []session.Message{
+		cpKind(session.KindSummary, session.RoleUser, "[3 earlier messages trimmed for context management (user=1, assistant=1, tool=1)]"),
+		cpKind(session.KindNote, session.RoleUser, "a task finished"),
+		text(session.RoleUser, session.CompactedMarker+"\nold stub"),
+		text(session.RoleUser, "the real prompt"),
+	}
+	if got, _ := session.FirstUserText(summarised); got != "the real prompt" {
+		t.Errorf("got %q", got)
 	}
 }

@@ -49,6 +49,24 @@ type Spec struct {
 	// printed, never reported as failed; ignoring costs nothing, where a
 	// handler's thread cost a short command 0.3 ms.
 	Signals string
+	// Exits documents the command's own exit statuses, beyond the common
+	// ones.
+	Exits []ExitStatus
+	// Differences lists where the command departs from whycodes on
+	// purpose, for the man page's DIFFERENCES FROM WHYCODES.
+	Differences []Difference
+}
+
+// ExitStatus documents one exit status.
+type ExitStatus struct {
+	Code int
+	Text string
+}
+
+// Difference is one deliberate departure from whycodes: what whycodes
+// does, what the command does instead and why, and the test that holds it.
+type Difference struct {
+	Whycodes, Wc, Test string
 }
 
 // ignoredSignals is the man page's SIGNALS of the other commands.

@@ -20,10 +20,7 @@ const (
 )
 
 // ExitStatuses documents the codes, in order, for help and man pages.
-var ExitStatuses = []struct {
-	Code int
-	Text string
-}{
+var ExitStatuses = []ExitStatus{
 	{ExitOK, "Success."},
 	{ExitFailure, "Failure: the store could not be read or written, or another error."},
 	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid flag value, an invalid or ambiguous session reference, a branch name wc-branch cannot give."},

@@ -32,7 +32,7 @@ func (spec *Spec) ManPage() string {
 	b.WriteString(".TP\n.B \\-\\-generate\\-bash\\-completion\nFor shell completion, as the last argument: after a partial flag, print the flags it may complete to, one a line, and do nothing else.\n")
 
 	b.WriteString(".SH EXIT STATUS\n")
-	for _, s := range ExitStatuses {
+	for _, s := range append(append([]ExitStatus{}, ExitStatuses...), spec.Exits...) {
 		b.WriteString(".TP\n.B " + strconv.Itoa(s.Code) + "\n" + roff(s.Text) + "\n")
 	}
 	b.WriteString(".SH SIGNALS\n")
@@ -44,6 +44,13 @@ func (spec *Spec) ManPage() string {
 	b.WriteString(".SH ENVIRONMENT\n")
 	for _, e := range append(append([]EnvVar{}, CommonEnv...), spec.Env...) {
 		b.WriteString(".TP\n.B " + roff(e.Name) + "\n" + roff(e.Text) + "\n")
+	}
+	if len(spec.Differences) > 0 {
+		b.WriteString(`.SH "DIFFERENCES FROM WHYCODES"` + "\n")
+		for _, d := range spec.Differences {
+			b.WriteString(".PP\nwhycodes: " + roff(d.Whycodes) + "\n.br\n" + roff(spec.Name) + ": " + roff(d.Wc) +
+				"\n.br\nTest: " + roff(d.Test) + "\n")
+		}
 	}
 	if len(spec.Examples) > 0 {
 		b.WriteString(".SH EXAMPLES\n")

@@ -242,3 +242,28 @@ type sessionNodes struct {
 }
 
 func (s sessionNodes) ReadNode(seq uint64) (session.Node, error) { return s.st.Node(s.id, seq) }
+
+// errFirstTurn stops a path read at the first user turn.
+var errFirstTurn = errors.New("first user turn read")
+
+// UpgradeTitle is whycodes' maybe_upgrade_title_from_history over the
+// store: a session still on its placeholder title that holds user
+// messages takes the heuristic title of its first user turn. The path is
+// read from the root only as far as that turn, and only for such a
+// session. It reports whether the title changed.
+func UpgradeTitle(st client.Handle, m *session.Meta) (bool, error) {
+	if !m.TitleSource.AllowsHeuristic() || m.UserMessageCount == 0 || m.Head == 0 {
+		return false, nil
+	}
+	o := session.Openings{SnippetChars: -1}
+	err := st.Path(m.ID, m.Head, func(n *session.Node) error {
+		if o.Add(&n.Msg) {
+			return errFirstTurn
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFirstTurn) {
+		return false, err
+	}
+	return o.HasUserText && m.ApplyHeuristicTitle(o.UserText), nil
+}

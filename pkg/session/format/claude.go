@@ -823,11 +823,11 @@ func (b *ccBuilder) finish() Imported {
 	case b.customTitle != "":
 		m.Title, m.TitleSource = session.SanitizeTitle(b.customTitle), session.TitleManual
 	case b.aiTitle != "":
-		m.Title, m.TitleSource = session.SanitizeTitle(b.aiTitle), session.TitleGenerated
+		m.Title, m.TitleSource = session.SanitizeTitle(b.aiTitle), session.TitleManual
 	case b.agentName != "":
-		m.Title, m.TitleSource = session.SanitizeTitle(b.agentName), session.TitleGenerated
+		m.Title, m.TitleSource = session.SanitizeTitle(b.agentName), session.TitleManual
 	case b.summary != "":
-		m.Title, m.TitleSource = session.SanitizeTitle(b.summary), session.TitleGenerated
+		m.Title, m.TitleSource = session.SanitizeTitle(b.summary), session.TitleManual
 	}
 	if m.Title == "" {
 		m.TitleSource = ""

@@ -291,6 +291,7 @@ func TestClaudeSidechains(t *testing.T) {
 }
 
 // Titles: the newest custom title wins over an ai title and a summary.
+// Each is a title hint, which from_imported makes manual, as whycodes does.
 func TestClaudeTitles(t *testing.T) {
 	base := []string{userRec("u1", "", "hello"), asstRec("a1", "u1", "A", 1, textBlock("hi"))}
 	cases := []struct {
@@ -300,11 +301,11 @@ func TestClaudeTitles(t *testing.T) {
 		src   session.TitleSource
 	}{
 		{"none", nil, "", ""},
-		{"summary", []string{rec("summary", "", "", map[string]any{"summary": "A summary.", "leafUuid": "a1"})}, "A summary", session.TitleGenerated},
+		{"summary", []string{rec("summary", "", "", map[string]any{"summary": "A summary.", "leafUuid": "a1"})}, "A summary", session.TitleManual},
 		{"ai", []string{
 			rec("summary", "", "", map[string]any{"summary": "A summary", "leafUuid": "a1"}),
 			rec("ai-title", "", "", map[string]any{"aiTitle": "AI title"}),
-		}, "AI title", session.TitleGenerated},
+		}, "AI title", session.TitleManual},
 		{"custom", []string{
 			rec("custom-title", "", "", map[string]any{"customTitle": "old"}),
 			rec("ai-title", "", "", map[string]any{"aiTitle": "AI title"}),

@@ -68,7 +68,7 @@ func importOpencode(data []byte) ([]Imported, error) {
 	}
 	m := &sh.Meta
 	if t := strVal(info.Get("title")); t != "" && !strings.HasPrefix(t, "New session") && !strings.HasPrefix(t, "Child session") {
-		m.Title, m.TitleSource = session.SanitizeTitle(t), session.TitleGenerated
+		m.Title, m.TitleSource = session.SanitizeTitle(t), session.TitleManual
 		if m.Title == "" {
 			m.TitleSource = ""
 		}

@@ -81,7 +81,7 @@ func TestOpencodeMapping(t *testing.T) {
 		"tool:c1=package a", "tool:c2=no such file!", "assistant:done",
 	})
 	meta := imp.Share.Meta
-	equal(t, "title", []any{meta.Title, meta.TitleSource}, []any{"Fix the thing", session.TitleGenerated})
+	equal(t, "title", []any{meta.Title, meta.TitleSource}, []any{"Fix the thing", session.TitleManual})
 	equal(t, "project", meta.ProjectPath, "/repo")
 	equal(t, "times", []string{meta.CreatedAt, meta.UpdatedAt}, []string{"2026-02-16T04:08:20.000Z", "2026-02-16T04:09:50.000Z"})
 	equal(t, "usage", []uint64{meta.Usage.InputTokens, meta.Usage.OutputTokens, *meta.Usage.CacheReadInputTokens}, []uint64{107, 23, 50})

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -117,5 +118,32 @@ func TestProviderErrors(t *testing.T) {
 		if err == nil || !isInvalid(err) || err.Error() != c.msg {
 			t.Errorf("Import(%s, %s) = %v, want %q", c.kind, c.data, err, c.msg)
 		}
+	}
+}
+
+// Ours: whycodes' usage_from_chat_completion keeps prompt_tokens as input
+// and leaves the cache fields unset, since OpenAI's cached_tokens is a
+// subset of prompt_tokens (types.rs: cache reads are not counted in
+// input_tokens); the cached count is then lost. We keep it as Anthropic
+// counts it: out of input, into cache reads, so that Usage.Total is still
+// prompt plus completion and nothing is counted twice.
+func TestDepartureUsageFromChatCompletionLeavesCacheUnset(t *testing.T) {
+	body := `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],` +
+		`"usage":{"prompt_tokens":1200,"completion_tokens":80,"total_tokens":1280,"prompt_tokens_details":{"cached_tokens":1024}}}`
+	b, err := ParseMessages([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := b.Usage
+	if u == nil || u.InputTokens != 176 || u.OutputTokens != 80 || u.CacheReadInputTokens == nil || *u.CacheReadInputTokens != 1024 || u.CacheCreationInputTokens != nil {
+		t.Fatalf("usage %+v", u)
+	}
+	if u.Total() != 1280 {
+		t.Errorf("total %d, want total_tokens 1280", u.Total())
+	}
+	// A cached count over the prompt is not believed.
+	b, err = ParseMessages([]byte(strings.Replace(body, `"cached_tokens":1024`, `"cached_tokens":5000`, 1)))
+	if err != nil || b.Usage.InputTokens != 1200 || b.Usage.CacheReadInputTokens != nil {
+		t.Errorf("usage %+v, %v", b.Usage, err)
 	}
 }

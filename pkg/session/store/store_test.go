@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -531,5 +532,41 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 		_, got := empty.Collect(&m, dryRun)
 		_, want := st.Collect(&m, dryRun)
 		same(fmt.Sprint("Collect, dry run ", dryRun), got, want)
+	}
+}
+
+// usage_totals_reflect_saved_sessions: whycodes' usage_totals sums the
+// saved sessions' usage; wc has no such call, and the listing's usage,
+// summed, is the same total (cache fields included, appearing once any
+// session reports them).
+func TestUsageTotalsReflectSavedSessions(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Write)
+	read := uint64(5)
+	for i, u := range []session.Usage{{InputTokens: 10, OutputTokens: 1}, {InputTokens: 20, OutputTokens: 2, CacheReadInputTokens: &read}} {
+		nodes := chain(2, 40)
+		m := metaFor(testID(uint32(i+1), i), nodes)
+		if err := m.AddUsage(u, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(&m, nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustClose(t, s)
+	r := open(t, dir, Read)
+	defer mustClose(t, r)
+	var total session.Usage
+	count := 0
+	err := r.ListInfo(ListQuery{}, func(info *session.Info) error {
+		total.Add(info.Usage)
+		count++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != 2 || total.InputTokens != 30 || total.OutputTokens != 3 || total.CacheReadInputTokens == nil || *total.CacheReadInputTokens != 5 {
+		t.Errorf("%d sessions, totals %+v", count, total)
 	}
 }
