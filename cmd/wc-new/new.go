@@ -121,5 +121,5 @@ func checkShareSizes(sh *session.Share) error {
 			return err
 		}
 	}
-	return nil
+	return session.CheckSizes(sh.Unreached(), false)
 }

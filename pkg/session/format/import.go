@@ -260,7 +260,7 @@ func parseTime(ts string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
+	if err != nil || !session.ValidTime(ts) {
 		return time.Time{}, false
 	}
 	return t, true
@@ -338,13 +338,7 @@ func (o *jsonObject) field(name string) (session.Field, bool) {
 	return session.Field{Key: name, Value: o.done()}, true
 }
 
-func compactJSON(raw string) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(raw)); err != nil {
-		return json.RawMessage(raw)
-	}
-	return buf.Bytes()
-}
+func compactJSON(raw string) json.RawMessage { return session.CompactRaw(raw) }
 
 // appendStr appends s as a JSON string without HTML escaping, the way the
 // session package writes strings.
