@@ -74,16 +74,9 @@ var anthropicServerResults = map[string]bool{
 
 // CheckAnthropic returns every rule body breaks.
 func CheckAnthropic(body []byte, opt AnthropicOptions) error {
-	root, err := parseJSON(body)
+	c, root, err := newChecker(body)
 	if err != nil {
-		return fmt.Errorf("not JSON: %v", err)
-	}
-	c := &checker{}
-	if root.kind != 'o' {
-		return errors.New("the body is not an object")
-	}
-	if !root.get("model").isString() || root.get("model").s() == "" {
-		c.fail("model: a model name is required")
+		return err
 	}
 	if mt := root.get("max_tokens"); mt == nil || mt.kind != '0' || strings.ContainsAny(mt.num, ".eE-") || mt.num == "0" {
 		c.fail("max_tokens: a positive integer is required")
@@ -159,6 +152,22 @@ func CheckAnthropic(body []byte, opt AnthropicOptions) error {
 
 type checker struct{ errs []error }
 
+// newChecker parses a body, which must be an object naming a model.
+func newChecker(body []byte) (*checker, *node, error) {
+	root, err := parseJSON(body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if root.kind != 'o' {
+		return nil, nil, errors.New("the body is not an object")
+	}
+	c := &checker{}
+	if !root.get("model").isString() || root.get("model").s() == "" {
+		c.fail("model: a model name is required")
+	}
+	return c, root, nil
+}
+
 func (c *checker) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf(format, args...))
 }
@@ -226,14 +235,8 @@ func (c *checker) answers(where string, blocks []*node, open []string) []string 
 			results = false
 		}
 		switch typ.s() {
-		case "text":
-			c.textBlock(at, b)
-		case "image":
-			c.members(at, b, anthropicMembers["image"])
-			c.imageSource(at, b.get("source"))
-		case "document":
-			c.members(at, b, anthropicMembers["document"])
-			c.documentSource(at, b.get("source"))
+		case "text", "image", "document":
+			c.userBlock(at, b)
 		case "tool_result":
 			if !results {
 				c.fail("%s: a tool_result after other content (tool_result blocks must come first)", at)
@@ -264,6 +267,24 @@ func (c *checker) answers(where string, blocks []*node, open []string) []string 
 	return nil
 }
 
+// userBlock checks a text, image or document block, and reports whether b
+// is one.
+func (c *checker) userBlock(where string, b *node) bool {
+	switch b.get("type").s() {
+	case "text":
+		c.textBlock(where, b)
+	case "image":
+		c.members(where, b, anthropicMembers["image"])
+		c.imageSource(where, b.get("source"))
+	case "document":
+		c.members(where, b, anthropicMembers["document"])
+		c.documentSource(where, b.get("source"))
+	default:
+		return false
+	}
+	return true
+}
+
 func (c *checker) resultContent(where string, content *node) {
 	switch {
 	case content == nil:
@@ -274,16 +295,7 @@ func (c *checker) resultContent(where string, content *node) {
 	case content.kind == 'a':
 		for k, p := range content.items {
 			at := fmt.Sprintf("%s.content.%d", where, k)
-			switch p.get("type").s() {
-			case "text":
-				c.textBlock(at, p)
-			case "image":
-				c.members(at, p, anthropicMembers["image"])
-				c.imageSource(at, p.get("source"))
-			case "document":
-				c.members(at, p, anthropicMembers["document"])
-				c.documentSource(at, p.get("source"))
-			default:
+			if !c.userBlock(at, p) {
 				c.fail("%s: a tool_result holds text, image and document blocks, not %q", at, p.get("type").s())
 			}
 		}
@@ -381,11 +393,15 @@ func (c *checker) imageSource(where string, src *node) {
 		}
 	case "url":
 		c.members(where+".source", src, []string{"type", "url"})
-		if u := src.get("url"); !u.isString() || !strings.HasPrefix(u.s(), "https://") && !strings.HasPrefix(u.s(), "http://") {
-			c.fail("%s.source.url: an http(s) URL is required", where)
-		}
+		c.httpURL(where, src.get("url"))
 	default:
 		c.fail("%s.source.type: base64 or url, not %q", where, src.get("type").s())
+	}
+}
+
+func (c *checker) httpURL(where string, u *node) {
+	if !strings.HasPrefix(u.s(), "https://") && !strings.HasPrefix(u.s(), "http://") {
+		c.fail("%s.source.url: an http(s) URL is required", where)
 	}
 }
 
@@ -404,9 +420,7 @@ func (c *checker) documentSource(where string, src *node) {
 			c.fail("%s.source: text documents are text/plain data", where)
 		}
 	case "url":
-		if u := src.get("url").s(); !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-			c.fail("%s.source.url: an http(s) URL is required", where)
-		}
+		c.httpURL(where, src.get("url"))
 	default:
 		c.fail("%s.source.type: base64, text or url, not %q", where, src.get("type").s())
 	}

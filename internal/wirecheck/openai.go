@@ -2,7 +2,6 @@ package wirecheck
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -40,16 +39,9 @@ var openAIMembers = map[string]bool{"role": true, "content": true, "name": true,
 
 // CheckOpenAI returns every rule body breaks.
 func CheckOpenAI(body []byte) error {
-	root, err := parseJSON(body)
+	c, root, err := newChecker(body)
 	if err != nil {
-		return fmt.Errorf("not JSON: %v", err)
-	}
-	c := &checker{}
-	if root.kind != 'o' {
-		return errors.New("the body is not an object")
-	}
-	if !root.get("model").isString() || root.get("model").s() == "" {
-		c.fail("model: a model name is required")
+		return err
 	}
 	if tools := root.get("tools"); tools != nil {
 		for i, t := range tools.items {

@@ -3,6 +3,7 @@ package wirecheck
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,16 +92,7 @@ func LoadWhycodes(share []byte) (*WhycodesSession, error) {
 	err = structOf(root, 1, "Session", []field{
 		{name: "id", required: true, decode: stringInto(&s.ID)},
 		{name: "title", required: true, decode: stringInto(&s.Title)},
-		{name: "title_source", decode: func(v *node, _ int) error {
-			switch {
-			case !v.isString() || v.lone:
-				return typeErr(v, "enum TitleSource")
-			case v.str == "default", v.str == "heuristic", v.str == "generated", v.str == "manual":
-				s.TitleSource = v.str
-				return nil
-			}
-			return fmt.Errorf("unknown variant `%s`, expected one of `default`, `heuristic`, `generated`, `manual`", v.str)
-		}},
+		{name: "title_source", decode: enumInto(&s.TitleSource, "TitleSource", "default", "heuristic", "generated", "manual")},
 		{name: "messages", required: true, decode: func(v *node, d int) (err error) {
 			s.Messages, err = messagesOf(v, d)
 			return err
@@ -285,6 +277,20 @@ func stringInto(dst *string) func(*node, int) error {
 	}
 }
 
+// enumInto reads a closed enum of unit variants, spelled as given.
+func enumInto(dst *string, enum string, variants ...string) func(*node, int) error {
+	return func(v *node, _ int) error {
+		if !v.isString() || v.lone {
+			return typeErr(v, "enum "+enum)
+		}
+		if !slices.Contains(variants, v.str) {
+			return fmt.Errorf("unknown variant `%s`, expected one of `%s`", v.str, strings.Join(variants, "`, `"))
+		}
+		*dst = v.str
+		return nil
+	}
+}
+
 // timeInto reads a chrono DateTime<Utc>: RFC 3339, a full stop before any
 // fraction of a second.
 func timeInto(dst *string) func(*node, int) error {
@@ -348,16 +354,7 @@ func messagesOf(v *node, depth int) ([]WhycodesMessage, error) {
 func messageOf(v *node, depth int) (WhycodesMessage, error) {
 	var m WhycodesMessage
 	err := structOf(v, depth, "Message", []field{
-		{name: "role", required: true, decode: func(v *node, _ int) error {
-			switch {
-			case !v.isString() || v.lone:
-				return typeErr(v, "enum Role")
-			case v.str == "system", v.str == "user", v.str == "assistant", v.str == "tool":
-				m.Role = v.str
-				return nil
-			}
-			return fmt.Errorf("unknown variant `%s`, expected one of `system`, `user`, `assistant`, `tool`", v.str)
-		}},
+		{name: "role", required: true, decode: enumInto(&m.Role, "Role", "system", "user", "assistant", "tool")},
 		{name: "content", required: true, decode: func(v *node, d int) error { return contentOf(v, d, &m) }},
 		{name: "tool_call_id", decode: optional(func(v *node, d int) error {
 			m.ToolCallID = new(string)

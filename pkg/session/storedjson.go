@@ -344,21 +344,9 @@ func unescapeOne(out, b []byte, at int) ([]byte, int, bool) {
 	case 't':
 		c = '\t'
 	case 'u':
-		if at+6 > len(b) {
+		r, ok := hexEscape(b, at)
+		if !ok {
 			return out, 0, false
-		}
-		var r rune
-		for _, h := range b[at+2 : at+6] {
-			switch {
-			case h >= '0' && h <= '9':
-				r = r<<4 | rune(h-'0')
-			case h >= 'a' && h <= 'f':
-				r = r<<4 | rune(h-'a'+10)
-			case h >= 'A' && h <= 'F':
-				r = r<<4 | rune(h-'A'+10)
-			default:
-				return out, 0, false
-			}
 		}
 		if r >= 0xd800 && r < 0xe000 {
 			return out, 0, false

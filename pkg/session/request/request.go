@@ -414,7 +414,9 @@ func toolNameOf(c *reqCall) string {
 
 var anthropicImageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
-func isHTTP(u string) bool { return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") }
+func isHTTP(u string) bool {
+	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")
+}
 
 // mediaNote is the text a provider gets in place of an image or document
 // it cannot take.
@@ -590,42 +592,51 @@ func AnthropicRequest(system string, msgs []session.Message, opt RequestOptions)
 		return nil, &NothingToSendError{}
 	}
 
+	maxTokens := opt.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	var systemJSON []byte
+	if len(systemParts) > 0 {
+		systemJSON = session.AppendString(nil, strings.Join(systemParts, "\n\n"))
+	}
+	body := make([][]byte, len(out))
+	for i, w := range out {
+		body[i] = session.AppendString([]byte(`{"role":`), string(w.role))
+		body[i] = append(append(append(body[i], `,"content":`...), appendParts(w.parts)...), '}')
+	}
+	return appendBody(opt, maxTokens, systemJSON, anthropicTools(opt.Tools), body), nil
+}
+
+// appendBody writes a request body: the options, the system prompt when
+// it is a member (Anthropic), the tools, the messages.
+func appendBody(opt RequestOptions, maxTokens uint64, system, tools []byte, msgs [][]byte) []byte {
 	var b []byte
 	b = append(b, '{')
 	if opt.Model != "" {
 		b = appendMember(b, "model", session.AppendString(nil, opt.Model))
 	}
-	maxTokens := opt.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = DefaultMaxTokens
+	if maxTokens > 0 {
+		b = appendMember(b, "max_tokens", []byte(strconv.FormatUint(maxTokens, 10)))
 	}
-	b = appendMember(b, "max_tokens", []byte(strconv.FormatUint(maxTokens, 10)))
-	if len(systemParts) > 0 {
-		b = appendMember(b, "system", session.AppendString(nil, strings.Join(systemParts, "\n\n")))
+	if system != nil {
+		b = appendMember(b, "system", system)
 	}
 	if opt.Temperature != nil {
 		b = appendMember(b, "temperature", []byte(strconv.FormatFloat(*opt.Temperature, 'g', -1, 64)))
 	}
-	if tools := anthropicTools(opt.Tools); tools != nil {
+	if tools != nil {
 		b = appendMember(b, "tools", tools)
 	}
 	b = append(b, `,"messages":[`...)
-	for i, w := range out {
+	for i, m := range msgs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = session.AppendString(append(b, `{"role":`...), string(w.role))
-		b = append(b, `,"content":[`...)
-		for j, p := range w.parts {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, p...)
-		}
-		b = append(b, "]}"...)
+		b = append(b, m...)
 	}
 	b = append(b, "]}"...)
-	return fixLeadingComma(b), nil
+	return fixLeadingComma(b)
 }
 
 // anthropicParts is a turn's content in the Messages API's spelling.
@@ -677,14 +688,7 @@ func anthropicResult(r *reqResult) json.RawMessage {
 	case len(parts) == 1 && len(r.blocks) == 1 && r.blocks[0].kind == reqText:
 		b = session.AppendString(append(b, `,"content":`...), r.blocks[0].text)
 	case len(parts) > 0:
-		b = append(b, `,"content":[`...)
-		for i, p := range parts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, p...)
-		}
-		b = append(b, ']')
+		b = append(append(b, `,"content":`...), appendParts(parts)...)
 	}
 	if r.isError {
 		b = append(b, `,"is_error":true`...)
@@ -787,7 +791,7 @@ func OpenAIRequest(system string, msgs []session.Message, opt RequestOptions) ([
 			out = append(out, openAIMessage("system", session.AppendString(nil, t.blocks[0].text), "", nil))
 		case session.RoleAssistant:
 			var text []string
-			var calls [][]byte
+			var calls []json.RawMessage
 			for _, blk := range t.blocks {
 				switch blk.kind {
 				case reqText:
@@ -847,29 +851,7 @@ func OpenAIRequest(system string, msgs []session.Message, opt RequestOptions) ([
 		return nil, &NothingToSendError{}
 	}
 
-	var b []byte
-	b = append(b, '{')
-	if opt.Model != "" {
-		b = appendMember(b, "model", session.AppendString(nil, opt.Model))
-	}
-	if opt.MaxTokens > 0 {
-		b = appendMember(b, "max_tokens", []byte(strconv.FormatUint(opt.MaxTokens, 10)))
-	}
-	if opt.Temperature != nil {
-		b = appendMember(b, "temperature", []byte(strconv.FormatFloat(*opt.Temperature, 'g', -1, 64)))
-	}
-	if tools := openAITools(opt.Tools); tools != nil {
-		b = appendMember(b, "tools", tools)
-	}
-	b = append(b, `,"messages":[`...)
-	for i, m := range out {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, m...)
-	}
-	b = append(b, "]}"...)
-	return fixLeadingComma(b), nil
+	return appendBody(opt, opt.MaxTokens, nil, openAITools(opt.Tools), out), nil
 }
 
 func mediaWhat(blk reqBlock) string {
@@ -889,21 +871,14 @@ func openAIMedia(blk reqBlock) []byte {
 	return nil
 }
 
-func openAIMessage(role string, content []byte, toolCallID string, calls [][]byte) []byte {
+func openAIMessage(role string, content []byte, toolCallID string, calls []json.RawMessage) []byte {
 	b := session.AppendString([]byte(`{"role":`), role)
 	b = append(append(b, `,"content":`...), content...)
 	if role == "tool" {
 		b = session.AppendString(append(b, `,"tool_call_id":`...), toolCallID)
 	}
 	if len(calls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i, c := range calls {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, c...)
-		}
-		b = append(b, ']')
+		b = append(append(b, `,"tool_calls":`...), appendParts(calls)...)
 	}
 	return append(b, '}')
 }
