@@ -177,7 +177,7 @@ func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // requestExporter checks the request flags and reads --tools before the
 // store is opened.
 func requestExporter(c *tool.Ctx) (exporter, error) {
-	opt := request.RequestOptions{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
+	opt := request.Options{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
 		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
@@ -203,12 +203,12 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 	case c.Bool("no-prefill"):
 		opt.Trailing = request.TrailingDrop
 	}
-	var build func(string, []session.Message, request.RequestOptions) ([]byte, error)
+	var build func(string, []session.Message, request.Options) ([]byte, error)
 	switch c.String("provider") {
 	case "anthropic":
-		build = request.AnthropicRequest
+		build = request.Anthropic
 	case "openai":
-		build = request.OpenAIRequest
+		build = request.OpenAI
 	case "":
 		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
 	default:

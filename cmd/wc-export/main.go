@@ -50,7 +50,7 @@ The share. whycodes loads every share wc writes with its own serde types, and wc
               Code's caller, opencode's part ids); checkpoint.seq;
               forked_from; the session's own other members (imported_from)
 
-wc-new --import native refuses (65) a title_source other than default, heuristic, generated and manual, a time that is not RFC 3339 with a full stop before any fraction of a second (what chrono reads), and a wc_tree that does not match the share's paths. In every input a lone surrogate escape (\ud800 without its other half) inside JSON that wc keeps as it came becomes \ufffd, as encoding/json reads it: serde_json and jq refuse such a string.
+wc-new --import native refuses (65) a title_source other than default, heuristic, generated and manual (one an older wc stored is exported as the one wc infers from the title), a time that is not RFC 3339 with a full stop before any fraction of a second (what chrono reads), and a wc_tree that does not match the share's paths. In every input a lone surrogate escape (\ud800 without its other half) inside JSON that wc keeps as it came becomes \ufffd, as encoding/json reads it: serde_json and jq refuse such a string.
 
 Request bodies. --format request --provider anthropic (Messages API) or openai (Chat Completions) prints a body for curl, made from a copy of the active path; the stored transcript is never changed. The copy keeps each provider's structural rules, which wc's tests check on every imported fixture, every generated session and the fuzz corpus. Anthropic:
 

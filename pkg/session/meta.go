@@ -17,6 +17,11 @@ const (
 	TitleManual    TitleSource = "manual"
 )
 
+// Known reports one of whycodes' four sources, the only ones it loads.
+func (s TitleSource) Known() bool {
+	return s == TitleDefault || s == TitleHeuristic || s == TitleGenerated || s == TitleManual
+}
+
 // AllowsHeuristic is true only for Default.
 func (s TitleSource) AllowsHeuristic() bool { return s == TitleDefault || s == "" }
 

@@ -22,7 +22,11 @@ func AppendShare(dst []byte, m *Meta, t *Tree) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = appendString(dst, m.ID)
 	dst = appendString(append(dst, `,"title":`...), m.Title)
-	dst = appendString(append(dst, `,"title_source":`...), string(m.TitleSource))
+	source := m.TitleSource
+	if !source.Known() { // stored before imports refused it: whycodes would not load it
+		source = InferTitleSource(m.Title, m.ProjectPath)
+	}
+	dst = appendString(append(dst, `,"title_source":`...), string(source))
 	dst = append(dst, `,"messages":`...)
 	dst = appendMessages(dst, messagesOf(t.Path(m.Head)))
 	dst = append(dst, `,"branches":[`...)
@@ -511,9 +515,7 @@ func decodeShareMeta(doc gjson.Result, m *Meta) error {
 	if cp := typed.Checkpoint; cp != nil && !ValidTime(cp.StartedAt) {
 		return invalidf("the checkpoint's started_at %q is not RFC 3339", cp.StartedAt)
 	}
-	switch typed.TitleSource {
-	case "", TitleDefault, TitleHeuristic, TitleGenerated, TitleManual:
-	default: // whycodes would not load the session
+	if typed.TitleSource != "" && !typed.TitleSource.Known() { // whycodes would not load the session
 		return invalidf("title_source %q is not default, heuristic, generated or manual", typed.TitleSource)
 	}
 	if typed.Title != nil {

@@ -175,3 +175,14 @@ func TestShareTreeRefused(t *testing.T) {
 		}
 	}
 }
+
+// A title_source an older wc stored from an import, which whycodes does not
+// have, is written as the one wc infers: the share still loads.
+func TestShareOfAnUnknownTitleSource(t *testing.T) {
+	m, tree := buildSession(t, "/p", "s", text(session.RoleUser, "please fix the login bug"))
+	m.TitleSource = "bogus"
+	ws, err := wirecheck.LoadWhycodes(session.AppendShare(nil, &m, tree))
+	if err != nil || ws.TitleSource != string(session.TitleGenerated) {
+		t.Errorf("%v %+v", err, ws)
+	}
+}

@@ -48,13 +48,13 @@ func Requests(system string, path []*session.Node) error {
 	var errs []error
 	var build func(provider string, trailing request.Trailing)
 	build = func(provider string, trailing request.Trailing) {
-		opt := request.RequestOptions{Model: "m", Tools: []byte(Tools), Trailing: trailing}
+		opt := request.Options{Model: "m", Tools: []byte(Tools), Trailing: trailing}
 		var body []byte
 		var err error
 		if provider == "anthropic" {
-			body, err = request.AnthropicRequest(system, msgs, opt)
+			body, err = request.Anthropic(system, msgs, opt)
 		} else {
-			body, err = request.OpenAIRequest(system, msgs, opt)
+			body, err = request.OpenAI(system, msgs, opt)
 		}
 		switch {
 		case errors.As(err, new(*request.NothingToSendError)):

@@ -91,11 +91,11 @@ func TestWireOwnBlocks(t *testing.T) {
 		}
 		checkWire(t, name, &imps[0])
 		msgs := imps[0].Share.Messages
-		b, err := request.OpenAIRequest("", msgs, request.RequestOptions{Model: "m", Trailing: request.TrailingDrop})
+		b, err := request.OpenAI("", msgs, request.Options{Model: "m", Trailing: request.TrailingDrop})
 		if err != nil || !bytes.Contains(b, []byte(`"image_url":{"url":"data:image/png;base64,iVBO"}`)) {
 			t.Errorf("%s: the image does not reach OpenAI: %v %s", name, err, b)
 		}
-		b, err = request.AnthropicRequest("", msgs, request.RequestOptions{Model: "m", Trailing: request.TrailingDrop})
+		b, err = request.Anthropic("", msgs, request.Options{Model: "m", Trailing: request.TrailingDrop})
 		if err != nil || !bytes.Contains(b, []byte(`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}`)) {
 			t.Errorf("%s: the image does not reach Anthropic: %v %s", name, err, b)
 		}

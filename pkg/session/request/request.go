@@ -9,20 +9,6 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
-// The copy is made valid for the provider (the rules are in wc-export(1)
-// and internal/wirecheck):
-//
-//   - pairing: every tool call is answered right after its message (an
-//     unanswered one with MissingResult), a result that answers no call is
-//     left out;
-//   - content the provider cannot take is left out or becomes text:
-//     whitespace-only text, thinking without a signature, the other
-//     provider's reasoning and server-tool blocks, images and documents it
-//     cannot read;
-//   - a tool input that is not a JSON object is sent as {"input": it}, a
-//     call without an id gets one, ids are made unique (and, for
-//     Anthropic, of the characters it allows).
-
 // MissingResult answers, in a request copy, a tool call the transcript
 // never answered: providers refuse a call without a result.
 const MissingResult = "error: no result was recorded for this tool call"
@@ -31,8 +17,8 @@ const MissingResult = "error: no result was recorded for this tool call"
 // assistant: the first message must be the user's.
 const LeadingUser = "[earlier turns of this conversation are not included]"
 
-// RequestOptions shape a provider request body.
-type RequestOptions struct {
+// Options shape a request body.
+type Options struct {
 	Model       string
 	MaxTokens   uint64
 	Temperature *float64
@@ -533,11 +519,11 @@ func textPart(text string) json.RawMessage {
 
 // ---- Anthropic
 
-// AnthropicRequest builds a Messages API body from a system prompt and the
+// Anthropic builds a Messages API body from a system prompt and the
 // active path. Consecutive messages of one role are merged, a path that
 // begins with the assistant gets LeadingUser before it, and system
 // messages join the top-level system prompt.
-func AnthropicRequest(system string, msgs []session.Message, opt RequestOptions) ([]byte, error) {
+func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, error) {
 	turns := collect(msgs)
 	servers := map[string]bool{} // the body's server_tool_use ids, each once
 	turns = pair(turns, idMaker(anthropicID, serverIDs(turns)))
@@ -610,7 +596,7 @@ func AnthropicRequest(system string, msgs []session.Message, opt RequestOptions)
 
 // appendBody writes a request body: the options, the system prompt when
 // it is a member (Anthropic), the tools, the messages.
-func appendBody(opt RequestOptions, maxTokens uint64, system, tools []byte, msgs [][]byte) []byte {
+func appendBody(opt Options, maxTokens uint64, system, tools []byte, msgs [][]byte) []byte {
 	var b []byte
 	b = append(b, '{')
 	if opt.Model != "" {
@@ -773,11 +759,11 @@ func trimPrefill(parts []json.RawMessage) []json.RawMessage {
 
 // ---- OpenAI
 
-// OpenAIRequest builds a chat completions body: the system prompt as the
+// OpenAI builds a chat completions body: the system prompt as the
 // first message, tool calls as tool_calls, results as tool messages right
 // after their call, followed by one user message holding the images and
 // PDF documents the results returned (tool messages carry text only).
-func OpenAIRequest(system string, msgs []session.Message, opt RequestOptions) ([]byte, error) {
+func OpenAI(system string, msgs []session.Message, opt Options) ([]byte, error) {
 	turns := pair(collect(msgs), idMaker(func(id string) string { return id }, nil))
 	var out [][]byte
 	if system != "" {

@@ -24,20 +24,20 @@ func path(t *testing.T, msgs ...string) []session.Message {
 	return out
 }
 
-var opt = RequestOptions{Model: "m"}
+var opt = Options{Model: "m"}
 
 // bodies builds both bodies of a path and checks them against the
 // providers' rules.
 func bodies(t *testing.T, msgs []session.Message) (anthropic, openai gjson.Result) {
 	t.Helper()
-	a, err := AnthropicRequest("be brief", msgs, opt)
+	a, err := Anthropic("be brief", msgs, opt)
 	if err != nil {
 		t.Fatalf("anthropic: %v", err)
 	}
 	if err := wirecheck.CheckAnthropic(a, wirecheck.AnthropicOptions{}); err != nil {
 		t.Errorf("anthropic body breaks a rule: %v\n%s", err, a)
 	}
-	o, err := OpenAIRequest("be brief", msgs, opt)
+	o, err := OpenAI("be brief", msgs, opt)
 	if err != nil {
 		t.Fatalf("openai: %v", err)
 	}
@@ -171,35 +171,35 @@ func TestOpenAIShapes(t *testing.T) {
 // whitespace with TrailingKeep; OpenAI sends it unless asked not to.
 func TestTrailingAssistant(t *testing.T) {
 	msgs := path(t, prompt, `{"role":"assistant","content":[{"type":"text","text":"Here is \n"}]}`)
-	if _, err := AnthropicRequest("", msgs, opt); !errors.As(err, new(*PrefillError)) {
+	if _, err := Anthropic("", msgs, opt); !errors.As(err, new(*PrefillError)) {
 		t.Errorf("default: %v", err)
 	}
 	drop := opt
 	drop.Trailing = TrailingDrop
-	b, err := AnthropicRequest("", msgs, drop)
+	b, err := Anthropic("", msgs, drop)
 	if err != nil || gjson.GetBytes(b, "messages.#").Int() != 1 || wirecheck.CheckAnthropic(b, wirecheck.AnthropicOptions{}) != nil {
 		t.Errorf("--no-prefill: %v %s", err, b)
 	}
 	keep := opt
 	keep.Trailing = TrailingKeep
-	b, err = AnthropicRequest("", msgs, keep)
+	b, err = Anthropic("", msgs, keep)
 	if err != nil || gjson.GetBytes(b, "messages.1.content.0.text").Str != "Here is" || wirecheck.CheckAnthropic(b, wirecheck.AnthropicOptions{Prefill: true}) != nil {
 		t.Errorf("--prefill: %v %s", err, b)
 	}
-	b, err = OpenAIRequest("", msgs, opt)
+	b, err = OpenAI("", msgs, opt)
 	if err != nil || gjson.GetBytes(b, "messages.#").Int() != 2 {
 		t.Errorf("openai: %v %s", err, b)
 	}
-	b, _ = OpenAIRequest("", msgs, drop)
+	b, _ = OpenAI("", msgs, drop)
 	if gjson.GetBytes(b, "messages.#").Int() != 1 {
 		t.Errorf("openai --no-prefill: %s", b)
 	}
 	// A call at the end is no prefill: its missing result comes after it.
-	b, err = AnthropicRequest("", path(t, prompt, call), opt)
+	b, err = Anthropic("", path(t, prompt, call), opt)
 	if err != nil || gjson.GetBytes(b, "messages.2.content.0.content").Str != MissingResult {
 		t.Errorf("a final call: %v %s", err, b)
 	}
-	if _, err := AnthropicRequest("", nil, opt); !errors.As(err, new(*NothingToSendError)) {
+	if _, err := Anthropic("", nil, opt); !errors.As(err, new(*NothingToSendError)) {
 		t.Errorf("no message: %v", err)
 	}
 }
