@@ -63,7 +63,8 @@ Request bodies. --format request --provider anthropic (Messages API) or openai (
     of the next user message: a call without a result gets the error
     result "error: no result was recorded for this tool call", a result
     that answers no call is left out
-  - no empty or whitespace-only text block, no empty message
+  - no empty or whitespace-only text block, no empty message (an
+    assistant message of reasoning alone is left out)
   - tool_use.input is an object: an input of another kind (a Codex
     custom tool's patch text, arguments that are not JSON) is sent as
     {"input": it}; tool_use ids match ^[a-zA-Z0-9_-]+$ and are unique:
@@ -107,7 +108,7 @@ Which blocks go to which provider (each only to the one that can replay it):
                                  encrypted
   other blocks                   their "text" as text, else left out
 
-An image or document a provider cannot take (a file source, an unsupported media type) becomes the text "[image not sent: ...]". A final assistant message is a prefill to the Messages API, which extended thinking and newer models refuse: for anthropic wc-export refuses such a body (65) with a hint; --no-prefill leaves the message out, --prefill sends it, its trailing whitespace cut as the API asks. For openai it is sent (the model answers after it), or left out with --no-prefill. A body with no message at all is refused (65).
+An image or document a provider cannot take (a file source, an unsupported media type) becomes the text "[image not sent: ...]". A final assistant message is a prefill to the Messages API, which extended thinking and newer models refuse: for anthropic wc-export refuses such a body (65) with a hint; --no-prefill leaves the message out, --prefill sends it, its trailing whitespace and thinking cut as the API asks. For openai it is sent (the model answers after it), or left out with --no-prefill. A body with no message at all is refused (65).
 
 With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. No export format carries those bodies: a session's share JSON or JSONL keeps its wc-blob: pointers, so a backup of a spilled session needs its blobs too (wc-export --blob for each pointer), or a copy of the whole store directory.
 

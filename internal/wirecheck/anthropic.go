@@ -21,7 +21,8 @@ import (
 //     a final assistant message is a prefill, which newer models refuse
 //     ("This model does not support assistant message prefill") and which
 //     must not end in whitespace ("final assistant content cannot end with
-//     trailing whitespace");
+//     trailing whitespace") nor with a thinking block (whycodes'
+//     strip_trailing_thinking);
 //   - no text block is empty or whitespace only ("text content blocks must
 //     contain non-whitespace text");
 //   - each tool_use is answered by a tool_result with its id in the next
@@ -136,11 +137,14 @@ func CheckAnthropic(body []byte, opt AnthropicOptions) error {
 			c.fail("%s: tool_use ids %v have no tool_result in the next message", where, open)
 		}
 		open = c.assistantBlocks(where, blocks, ids)
-		if last && opt.Prefill {
-			if n := len(blocks); n > 0 && blocks[n-1].get("type").s() == "text" {
-				if t := blocks[n-1].get("text").s(); strings.TrimRight(t, " \t\r\n") != t {
+		if n := len(blocks); last && opt.Prefill && n > 0 {
+			switch b := blocks[n-1]; b.get("type").s() {
+			case "text":
+				if t := b.get("text").s(); strings.TrimRight(t, " \t\r\n") != t {
 					c.fail("%s: final assistant content cannot end with trailing whitespace", where)
 				}
+			case "thinking", "redacted_thinking":
+				c.fail("%s: a final assistant message cannot end with a thinking block", where)
 			}
 		}
 	}

@@ -114,6 +114,10 @@ func TestCheckAnthropic(t *testing.T) {
 	if err := CheckAnthropic([]byte(prefill), AnthropicOptions{Prefill: true}); err != nil {
 		t.Errorf("an allowed prefill: %v", err)
 	}
+	thinking := body(`{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"text","text":"b"},{"type":"thinking","thinking":"t","signature":"s"}]}`)
+	if err := CheckAnthropic([]byte(thinking), AnthropicOptions{Prefill: true}); err == nil || !strings.Contains(err.Error(), "thinking block") {
+		t.Errorf("a prefill ending with thinking: %v", err)
+	}
 	trailing := body(`{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"text","text":"b "}]}`)
 	if err := CheckAnthropic([]byte(trailing), AnthropicOptions{Prefill: true}); err == nil || !strings.Contains(err.Error(), "trailing whitespace") {
 		t.Errorf("a prefill ending in whitespace: %v", err)

@@ -547,6 +547,12 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 			parts = append(parts, anthropicResult(&r))
 		}
 		parts = append(parts, anthropicParts(t)...)
+		if t.role == session.RoleAssistant {
+			parts = pairServerBlocks(parts, servers)
+			if onlyReasoning(parts) {
+				parts = nil // nothing the conversation needs, and no message of its own
+			}
+		}
 		if len(parts) == 0 {
 			continue
 		}
@@ -555,11 +561,6 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 			continue
 		}
 		out = append(out, wire{role: t.role, parts: parts})
-	}
-	for i := range out {
-		if out[i].role == session.RoleAssistant {
-			out[i].parts = pairServerBlocks(out[i].parts, servers)
-		}
 	}
 	if len(out) > 0 && out[0].role == session.RoleAssistant {
 		out = append([]wire{{role: session.RoleUser, parts: []json.RawMessage{textPart(LeadingUser)}}}, out...)
@@ -571,7 +572,9 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 		case TrailingDrop:
 			out = out[:n-1]
 		case TrailingKeep:
-			out[n-1].parts = trimPrefill(out[n-1].parts)
+			if out[n-1].parts = trimPrefill(out[n-1].parts); len(out[n-1].parts) == 0 {
+				out = out[:n-1]
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -738,22 +741,36 @@ func pairServerBlocks(parts []json.RawMessage, seen map[string]bool) []json.RawM
 	return out
 }
 
+// onlyReasoning reports parts of thinking blocks alone.
+func onlyReasoning(parts []json.RawMessage) bool {
+	for _, p := range parts {
+		if t := gjson.GetBytes(p, "type").Str; t != "thinking" && t != "redacted_thinking" {
+			return false
+		}
+	}
+	return true
+}
+
 // trimPrefill readies a final assistant message to be a prefill: the API
-// refuses one that ends in whitespace.
+// refuses one that ends in whitespace, and an assistant message may not end
+// with a thinking block.
 func trimPrefill(parts []json.RawMessage) []json.RawMessage {
-	n := len(parts)
-	if n == 0 {
+	for n := len(parts); n > 0; n = len(parts) {
+		v := gjson.ParseBytes(parts[n-1])
+		switch v.Get("type").Str {
+		case "thinking", "redacted_thinking":
+			parts = parts[:n-1]
+			continue
+		case "text":
+			t := strings.TrimRight(v.Get("text").Str, " \t\r\n")
+			if t == "" {
+				parts = parts[:n-1]
+				continue
+			}
+			parts[n-1] = textPart(t)
+		}
 		return parts
 	}
-	v := gjson.ParseBytes(parts[n-1])
-	if v.Get("type").Str != "text" {
-		return parts
-	}
-	t := strings.TrimRight(v.Get("text").Str, " \t\r\n")
-	if t == "" {
-		return parts[:n-1]
-	}
-	parts[n-1] = textPart(t)
 	return parts
 }
 

@@ -186,6 +186,10 @@ func TestTrailingAssistant(t *testing.T) {
 	if err != nil || gjson.GetBytes(b, "messages.1.content.0.text").Str != "Here is" || wirecheck.CheckAnthropic(b, wirecheck.AnthropicOptions{Prefill: true}) != nil {
 		t.Errorf("--prefill: %v %s", err, b)
 	}
+	b, err = Anthropic("", path(t, prompt, `{"role":"assistant","content":[{"type":"text","text":"So"},{"type":"thinking","text":"t","signature":"s"}]}`), keep)
+	if err != nil || gjson.GetBytes(b, "messages.1.content.#").Int() != 1 || wirecheck.CheckAnthropic(b, wirecheck.AnthropicOptions{Prefill: true}) != nil {
+		t.Errorf("--prefill ending with thinking: %v %s", err, b)
+	}
 	b, err = OpenAI("", msgs, opt)
 	if err != nil || gjson.GetBytes(b, "messages.#").Int() != 2 {
 		t.Errorf("openai: %v %s", err, b)
