@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/request"
 	"math"
 	"strconv"
 	"strings"
@@ -66,6 +67,9 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 	}
 	if c.Bool("tree") && c.String("format") != "jsonl" {
 		return nil, tool.Usagef("--tree goes with --format jsonl")
+	}
+	if (c.Bool("prefill") || c.Bool("no-prefill")) && c.String("format") != "request" {
+		return nil, tool.Usagef("--prefill and --no-prefill go with --format request")
 	}
 	switch c.String("format") {
 	case "json":
@@ -176,32 +180,14 @@ func exportInfo(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	tree := c.Bool("tree")
 	// A tree's lines say which node is the head and which the branches end
-	// at ("" for an unnamed one), so that importing them makes the same
-	// session.
-	names := map[uint64][]string{}
+	// at, so that importing them makes the same session.
+	var names map[uint64][]string
 	if tree {
-		for _, b := range m.Branches {
-			names[b.Seq] = append(names[b.Seq], b.Name)
-		}
+		names = m.BranchNames()
 	}
 	var line []byte
 	write := func(n *session.Node) error {
-		line = append(line[:0], `{"id":"`...)
-		line = append(line, m.ID...)
-		line = append(line, `","seq":`...)
-		line = strconv.AppendUint(line, n.Seq, 10)
-		line = append(line, `,"parent":`...)
-		line = strconv.AppendUint(line, n.Parent, 10)
-		if tree && n.Seq == m.Head {
-			line = append(line, `,"head":true`...)
-		}
-		if len(names[n.Seq]) > 0 {
-			line = append(line, `,"branches":`...)
-			line = session.AppendJSONStrings(line, names[n.Seq])
-		}
-		line = append(line, `,"message":`...)
-		line = n.Msg.AppendJSON(line)
-		line = append(line, "}\n"...)
+		line = session.AppendNodeLine(line[:0], m.ID, n, tree && n.Seq == m.Head, names[n.Seq])
 		_, err := c.Out().Write(line)
 		return err
 	}
@@ -243,7 +229,7 @@ func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // requestExporter checks the request flags and reads --tools before the
 // store is opened.
 func requestExporter(c *tool.Ctx) (exporter, error) {
-	opt := format.RequestOptions{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
+	opt := request.Options{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
 		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
@@ -261,12 +247,20 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		}
 		opt.Tools = data
 	}
-	var build func(string, []session.Message, format.RequestOptions) []byte
+	switch {
+	case c.Bool("prefill") && c.Bool("no-prefill"):
+		return nil, tool.Usagef("--prefill and --no-prefill exclude each other")
+	case c.Bool("prefill"):
+		opt.Trailing = request.TrailingKeep
+	case c.Bool("no-prefill"):
+		opt.Trailing = request.TrailingDrop
+	}
+	var build func(string, []session.Message, request.Options) ([]byte, error)
 	switch c.String("provider") {
 	case "anthropic":
-		build = format.AnthropicRequest
+		build = request.Anthropic
 	case "openai":
-		build = format.OpenAIRequest
+		build = request.OpenAI
 	case "":
 		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
 	default:
@@ -277,7 +271,25 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
 			return err
 		}
-		_, err := c.Out().Write(append(build(m.SystemPrompt, msgs, opt), '\n'))
+		body, err := build(m.SystemPrompt, msgs, opt)
+		if err != nil {
+			return requestError(m.ID, err)
+		}
+		_, err = c.Out().Write(append(body, '\n'))
 		return err
 	}, nil
+}
+
+// requestError is the refusal of a body the provider would refuse.
+func requestError(id string, err error) error {
+	short := id[:min(8, len(id))]
+	switch err.(type) {
+	case *request.PrefillError:
+		return tool.DataErrf("session %s ends with an assistant message, which the Messages API takes as a prefill", short).
+			WithHint("append the next user turn first (wc-append %s --role user --text ...),", short).
+			WithHint("or give --no-prefill to leave that message out, or --prefill to send it as a prefill")
+	case *request.NothingToSendError:
+		return tool.DataErrf("session %s has no message to send", short)
+	}
+	return err
 }

@@ -14,7 +14,8 @@ var spec = tool.Spec{
 
   json      the whole session as whycodes share JSON, one line per session:
             the active path as messages, every other path as a full copy
-            under branches; wc-new --import native reads it back
+            under branches; whycodes loads it, wc-new --import native
+            reads it back whole (see The share below)
   jsonl     one line per message of the active path (with --tree, per
             node of the whole tree): {"id","seq","parent","message"};
             with --tree the head's line also has "head":true, and the
@@ -35,10 +36,87 @@ var spec = tool.Spec{
   html      one self-contained page to read in a browser: no script,
             no request, tool calls, results and thinking collapsible
   request   a request body for --provider anthropic or openai, ready
-            for curl: the system prompt placed the provider's way,
-            tool calls paired with their results in the copy (a call
-            without a result gets an error result, a result without a
-            call is dropped); the stored transcript is not touched
+            for curl (see Request bodies below)
+
+The share. whycodes loads every share wc writes with its own serde types, and wc-new --import native reads it back without losing a byte: after wc-export | wc-new --import native, wc-export --format jsonl --tree prints the same lines, but for the session id. A whycodes load keeps the session's id, title, title_source, system_prompt, project_path, created_at, updated_at, usage, cost, edit_stats, checkpoint (keep_until, goal, started_at), last_rewind_report, stream_rules and branches, and of each message its role, tool_call_id, name, created_at and content, of which whycodes knows text, image (a base64 or url source), tooluse, toolresult (a string), thinking and redacted_thinking blocks. What it cannot load goes in members its serde skips, which only wc reads back:
+
+  wc_content  a message's content as wc stores it, when whycodes cannot
+              load all of it; "content" then holds what it can: blocks of
+              other types (a provider's server-tool blocks, the --native
+              compaction block, Codex items, documents) and images of
+              other sources (file) are left out, a tool result's block
+              list becomes its text, block members whycodes cannot parse
+              (numbers past f64, nesting past serde_json's 128 levels)
+              are left out, and so is a tool input, sent as its JSON text
+  wc_tree     the seq of every message of the active path and of each
+              branch, the nodes no path reaches, and the next seq: only
+              when reading the paths alone would number the tree another
+              way (after undo, switch or rewind, with equal sibling
+              messages, unreached nodes, or seqs freed by gc)
+  other       tool messages' is_error and a message's kind; every member
+              of a message or block that wc keeps from its source (Claude
+              Code's caller, opencode's part ids); checkpoint.seq;
+              forked_from; the session's own other members (imported_from)
+
+wc-new --import native refuses (65) a title_source other than default, heuristic, generated and manual (one an older wc stored is exported as the one wc infers from the title), a time that is not RFC 3339 with a full stop before any fraction of a second (what chrono reads), and a wc_tree that does not match the share's paths. In every input a lone surrogate escape (\ud800 without its other half) inside JSON that wc keeps as it came becomes \ufffd, as encoding/json reads it: serde_json and jq refuse such a string.
+
+Request bodies. --format request --provider anthropic (Messages API) or openai (Chat Completions) prints a body for curl, made from a copy of the active path; the stored transcript is never changed. The copy keeps each provider's structural rules, which wc's tests check on every imported fixture, every generated session and the fuzz corpus. Anthropic:
+
+  - the system prompt, with every system message, is the top-level
+    "system"; messages are "user" or "assistant" and alternate from
+    "user": messages of one role in a row are merged (a compaction
+    summary and the next prompt), and a path that begins with the
+    assistant gets a first user message saying earlier turns are left out
+  - every tool_use is answered by a tool_result with its id at the start
+    of the next user message: a call without a result gets the error
+    result "error: no result was recorded for this tool call", a result
+    that answers no call is left out
+  - no empty or whitespace-only text block, no empty message (an
+    assistant message of reasoning alone is left out)
+  - tool_use.input is an object: an input of another kind (a Codex
+    custom tool's patch text, arguments that are not JSON) is sent as
+    {"input": it}; tool_use ids match ^[a-zA-Z0-9_-]+$ and are unique:
+    other characters become "_", a missing id is wc_call_N, a repeated
+    one gets _2, _3, ...
+  - thinking blocks carry their signature; images are base64 JPEG, PNG,
+    GIF or WebP, or an http(s) URL; documents are base64 PDF, plain text
+    or a URL; a tool_result holds text, images and documents
+  - a block has only the members the API declares (wc's and other
+    tools' own members are left out)
+
+OpenAI:
+
+  - the system prompt comes first; system messages stay where they are
+  - every tool_calls id is answered by a tool message before the next
+    other message (the same repair as above); ids are unique and never
+    empty
+  - no empty assistant message: one that held only reasoning or server
+    tool items is left out
+  - function.arguments is a string holding a JSON object
+  - content parts are of the types the role takes: tool messages carry
+    text only, so the images and PDFs a tool returned follow the tool
+    messages in one user message, opened by "[returned by tool call ID]"
+
+Which blocks go to which provider (each only to the one that can replay it):
+
+  block                          anthropic            openai
+  text                           text                 text
+  whitespace-only text           left out             left out
+  image                          image                image_url
+  document (PDF, text)           document             file part (PDF), text
+  thinking with a signature      thinking             left out
+  thinking without one (Codex,   left out             left out
+    opencode encrypted reasoning)
+  redacted_thinking              redacted_thinking    left out
+  server tool blocks             kept, with their     left out
+    (server_tool_use, web_       results in the
+    search_tool_result, ...)     same message
+  Codex items (web_search_call)  left out             left out
+  --native compaction block      its summary text, or left out when
+                                 encrypted
+  other blocks                   their "text" as text, else left out
+
+An image or document a provider cannot take (a file source, an unsupported media type) becomes the text "[image not sent: ...]". A final assistant message is a prefill to the Messages API, which extended thinking and newer models refuse: for anthropic wc-export refuses such a body (65) with a hint; --no-prefill leaves the message out, --prefill sends it, its trailing whitespace and thinking cut as the API asks. For openai it is sent (the model answers after it), or left out with --no-prefill. A body with no message at all is refused (65).
 
 With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. No export format carries those bodies: a session's share JSON or JSONL keeps its wc-blob: pointers, so a backup of a spilled session needs its blobs too (wc-export --blob for each pointer), or a copy of the whole store directory.
 
@@ -56,6 +134,8 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 			&cli.Uint64Flag{Name: "max-tokens", Usage: "with request: the reply's token limit `N` (anthropic: default 8192)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "with request: the sampling temperature `T`"},
 			&cli.IntFlag{Name: "snippet-chars", Value: 400, Usage: "with info: the length `N` of first_assistant_snippet (whycodes' title refine uses 400)"},
+			&cli.BoolFlag{Name: "prefill", Usage: "with request: send a final assistant message (anthropic: as a prefill)"},
+			&cli.BoolFlag{Name: "no-prefill", Usage: "with request: leave a final assistant message out"},
 			&cli.StringFlag{Name: "duration", Value: "0s", Usage: "with summary: how long the session ran, as a Go `DURATION` or seconds"},
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}

@@ -365,5 +365,5 @@ func checkShareSizes(sh *session.Share) error {
 			return err
 		}
 	}
-	return nil
+	return session.CheckSizes(sh.Unreached(), false)
 }

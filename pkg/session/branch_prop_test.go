@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/wctoolkit/wc/internal/wirecheck/sessioncheck"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -425,6 +426,12 @@ func (h *propHarness) pathTexts(seq uint64) []string {
 func (h *propHarness) check() {
 	h.t.Helper()
 	m, tree := &h.m, h.tree
+	// What faces outward, every fourth step: the share, the request bodies.
+	if len(h.trace)%4 == 0 {
+		if err := sessioncheck.Check(m, tree); err != nil {
+			h.fail("%v", err)
+		}
+	}
 
 	// The tree is valid and every node's running totals are right.
 	for _, n := range tree.Nodes() {

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/request"
 )
 
 // Property tests of compaction over generated sessions with realistic
@@ -760,19 +761,26 @@ func BenchmarkCompact(b *testing.B) {
 // every kept call kept its result.
 func cpRequestPairs(t *testing.T, sys string, in, got []session.Message) {
 	t.Helper()
-	opt := format.RequestOptions{Model: "m"}
-	body := format.AnthropicRequest(sys, got, opt)
+	opt := request.Options{Model: "m", Trailing: request.TrailingKeep}
+	build := func(f func(string, []session.Message, request.Options) ([]byte, error), msgs []session.Message) []byte {
+		body, err := f(sys, msgs, opt)
+		if err != nil && !errors.As(err, new(*request.NothingToSendError)) {
+			t.Fatalf("request body: %v", err)
+		}
+		return body
+	}
+	body := build(request.Anthropic, got)
 	msgs := gjson.GetBytes(body, "messages").Array()
 	for i := 1; i < len(msgs); i++ {
 		if r := msgs[i].Get("role").Str; r == msgs[i-1].Get("role").Str {
 			t.Fatalf("anthropic messages %d and %d are both %s", i-1, i, r)
 		}
 	}
-	stand := func(b []byte) int { return strings.Count(string(b), format.MissingResult) }
-	if n, was := stand(body), stand(format.AnthropicRequest(sys, in, opt)); n > was {
+	stand := func(b []byte) int { return strings.Count(string(b), request.MissingResult) }
+	if n, was := stand(body), stand(build(request.Anthropic, in)); n > was {
 		t.Errorf("anthropic: %d stand-in results, %d before", n, was)
 	}
-	if n, was := stand(format.OpenAIRequest(sys, got, opt)), stand(format.OpenAIRequest(sys, in, opt)); n > was {
+	if n, was := stand(build(request.OpenAI, got)), stand(build(request.OpenAI, in)); n > was {
 		t.Errorf("openai: %d stand-in results, %d before", n, was)
 	}
 	if len(got) > 0 && got[0].Kind == session.KindSummary {

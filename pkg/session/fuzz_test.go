@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/wctoolkit/wc/internal/wirecheck/sessioncheck"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -37,6 +38,16 @@ var messageSeeds = []string{
 	`{"role":"developer","content":"Be brief."}`,
 	`{"role":"user","content":"<script>\u2028\ud83d\ude00\u0000"}`,
 	`{"role":"robot","content":"x"}`,
+	// What providers and whycodes refuse as it is (issue 20's classes).
+	`{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}]}`,
+	`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}]}]}`,
+	`{"role":"tool","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}],"tool_call_id":"t1"}`,
+	`{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"file_1"}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"}}]}`,
+	`{"role":"assistant","content":[{"type":"text","text":"\n\n"},{"type":"tooluse","id":"","name":"","input":"*** Begin Patch"}]}`,
+	`{"role":"assistant","content":[{"type":"thinking","text":"plan","encrypted_content":"gAAA"},{"type":"web_search_call","status":"completed"}]}`,
+	`{"role":"assistant","content":[{"type":"compaction","x":"\ud800"}],"y":"\udc00"}`,
+	`{"role":"assistant","content":[{"type":"tooluse","id":"functions.Bash:0","name":"bash","input":{"x":1e400}}]}`,
+	`{"role":"user","content":"a","wc_content":[{"type":"text","text":"b"}]}`,
 }
 
 // fixtureMessages returns the small `message` objects of the Claude Code
@@ -98,6 +109,14 @@ func checkMessage(t *testing.T, data []byte) {
 	}
 	_ = session.NewMarkdownWriter(io.Discard).Message(&m)
 	_ = session.ConversationText(io.Discard, &m)
+	// Alone, and answering a prompt: the bodies and the share of a path
+	// holding it.
+	for _, path := range [][]session.Message{{m}, {text(session.RoleUser, "go on"), m}} {
+		meta, tree := buildSession(t, "/p", "be brief", path...)
+		if err := sessioncheck.Check(&meta, tree); err != nil {
+			t.Fatalf("%v\n in %q", err, data)
+		}
+	}
 }
 
 func FuzzDecodeMessage(f *testing.F) {
@@ -116,6 +135,10 @@ func shareSeeds(tb testing.TB) [][]byte {
 		[]byte(`{"messages":[]}`),
 		[]byte(`{"title":"t","title_source":"manual","messages":[{"role":"user","content":"u"}],"branches":[{"name":"n","messages":[{"role":"user","content":"u"},{"role":"assistant","content":"a"}]},{"messages":[{"role":"user","content":"v"}]}],"cost":{"usd":1.5e-5,"unpriced_steps":1},"stream_rules":{"turn":1,"fired":{"r":1}},"x":[1]}`),
 		[]byte(`{"messages":[{"role":"user","content":"a"}],"branches":null,"usage":{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":3},"checkpoint":{"keep_until":0,"goal":"<g>","started_at":"2026-08-21T12:00:00Z"},"forked_from":{"id":"x","seq":1}}`),
+		[]byte(`{"title":"t","title_source":"Manual","messages":[{"role":"user","content":"a"}]}`),
+		// A tree the paths alone do not give back (see brTree).
+		[]byte(`{"title":"t","messages":[{"role":"user","content":"u"},{"role":"assistant","content":"b"}],"branches":[{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":"a"}]}],` +
+			`"wc_tree":{"next_seq":9,"messages":[1,5],"branches":[[1,2]],"nodes":[{"seq":3,"parent":2,"message":{"role":"user","content":"x"}}]}}`),
 	}
 	if b, err := os.ReadFile(filepath.Join("testdata", "whycodes-share.json")); err == nil {
 		var buf bytes.Buffer
@@ -156,6 +179,9 @@ func checkShare(t *testing.T, data []byte) {
 	}
 	if m2.Tokens != m.Tokens || len(nodes2) != len(nodes) {
 		t.Fatalf("counts changed: %d/%d tokens, %d/%d nodes", m.Tokens, m2.Tokens, len(nodes), len(nodes2))
+	}
+	if err := sessioncheck.Check(&m, tree); err != nil {
+		t.Fatalf("%v\n in %q", err, data)
 	}
 }
 

@@ -44,6 +44,10 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// AppendString appends s as a JSON string, as every session document
+// writes strings: no HTML escaping, non-ASCII as it is.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendEscapedByte appends an ASCII byte a JSON string must escape: a
 // quote, a backslash or a control character (or, for encoding/json's
 // HTML-safe form, <, > or &, which fall to \u00XX).
@@ -144,4 +148,64 @@ func AppendJSONStrings(dst []byte, ss []string) []byte {
 		dst = appendString(dst, s)
 	}
 	return append(dst, ']')
+}
+
+// replaceLoneSurrogates rewrites, in place, every \uD800–\uDFFF escape of
+// JSON text that is not half of a surrogate pair as \ufffd (the same
+// length). Outside strings valid JSON has no backslash, so escapes are
+// found by walking backslash to backslash.
+func replaceLoneSurrogates(b []byte) []byte {
+	for i := bytes.IndexByte(b, '\\'); i >= 0 && i+1 < len(b); {
+		if b[i+1] != 'u' {
+			i = nextBackslash(b, i+2)
+			continue
+		}
+		r, ok := hexEscape(b, i)
+		switch {
+		case !ok:
+			i = nextBackslash(b, i+2)
+			continue
+		case r >= 0xd800 && r < 0xdc00:
+			if low, ok := hexEscape(b, i+6); ok && low >= 0xdc00 && low < 0xe000 {
+				i = nextBackslash(b, i+12)
+				continue
+			}
+			copy(b[i+2:], "fffd")
+		case r >= 0xdc00 && r < 0xe000:
+			copy(b[i+2:], "fffd")
+		}
+		i = nextBackslash(b, i+6)
+	}
+	return b
+}
+
+func nextBackslash(b []byte, from int) int {
+	if from >= len(b) {
+		return -1
+	}
+	if j := bytes.IndexByte(b[from:], '\\'); j >= 0 {
+		return from + j
+	}
+	return -1
+}
+
+// hexEscape reads the \uXXXX escape at b[i], if there is one.
+func hexEscape(b []byte, i int) (rune, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i+2 : i+6] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

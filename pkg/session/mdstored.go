@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"time"
 )
 
 // StoredNode writes the message of a stored node (a value EncodeNode wrote),
@@ -122,7 +121,7 @@ func (r *storedPage) message() bool {
 			if !ok {
 				return false
 			}
-			if _, err := time.Parse(time.RFC3339Nano, string(t)); err != nil {
+			if !ValidTime(string(t)) {
 				return false
 			}
 		case memberIsError:
@@ -146,7 +145,7 @@ func (r *storedPage) message() bool {
 			if _, ok := r.value(); !ok {
 				return false
 			}
-		default: // tool_calls
+		default: // tool_calls, wc_content
 			return false
 		}
 	}

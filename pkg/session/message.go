@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -169,7 +168,7 @@ func decodeMessage(v gjson.Result) (Message, error) {
 	if !v.IsObject() {
 		return m, invalidf("a message must be a JSON object, not %s", describe(v))
 	}
-	var content, toolCalls gjson.Result
+	var content, wcContent, toolCalls gjson.Result
 	seen := map[string]bool{}
 	var err error
 	v.ForEach(func(k, val gjson.Result) bool {
@@ -195,6 +194,8 @@ func decodeMessage(v gjson.Result) (Message, error) {
 			}
 		case "content":
 			content = val
+		case "wc_content": // a share's stored content; content is whycodes' view of it
+			wcContent = val
 		case "tool_calls":
 			toolCalls = val
 		case "tool_call_id", "name", "created_at":
@@ -211,7 +212,7 @@ func decodeMessage(v gjson.Result) (Message, error) {
 			case "name":
 				m.Name = val.Str
 			default:
-				if _, perr := time.Parse(time.RFC3339Nano, val.Str); perr != nil {
+				if !ValidTime(val.Str) {
 					err = invalidf("created_at %q is not an RFC 3339 time", val.Str)
 					return false
 				}
@@ -247,6 +248,9 @@ func decodeMessage(v gjson.Result) (Message, error) {
 	if m.Role == "" {
 		return Message{}, invalidf("a message needs a role")
 	}
+	if wcContent.Exists() {
+		content = wcContent
+	}
 	if m.Content, err = decodeContent(content); err != nil {
 		return Message{}, err
 	}
@@ -262,14 +266,19 @@ func rawField(key string, val gjson.Result) Field {
 	return Field{Key: key, Value: compactRaw(val.Raw)}
 }
 
-// compactRaw strips insignificant whitespace so that a kept value fits on
-// one NDJSON line; string contents are untouched.
-func compactRaw(raw string) json.RawMessage {
+func compactRaw(raw string) json.RawMessage { return CompactRaw(raw) }
+
+// CompactRaw is how every raw JSON value wc keeps is stored: without
+// insignificant whitespace, so that it fits on one NDJSON line, and with
+// each lone surrogate escape (\ud800 alone) turned into \ufffd, as
+// encoding/json decodes it: serde_json (whycodes) and jq refuse such
+// strings. The text of strings is otherwise untouched.
+func CompactRaw(raw string) json.RawMessage {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(raw)); err != nil {
-		return json.RawMessage(raw)
+		return replaceLoneSurrogates([]byte(raw))
 	}
-	return buf.Bytes()
+	return replaceLoneSurrogates(buf.Bytes())
 }
 
 func describe(v gjson.Result) string {
@@ -532,10 +541,21 @@ func joinTextParts(v gjson.Result) string {
 }
 
 // AppendJSON appends the whycodes JSON of m.
-func (m *Message) AppendJSON(dst []byte) []byte {
+func (m *Message) AppendJSON(dst []byte) []byte { return m.appendJSON(dst, false) }
+
+// appendJSON writes, for a share, the content whycodes loads under
+// "content" and, when that leaves anything out, the stored content under
+// "wc_content" (see whycodesView).
+func (m *Message) appendJSON(dst []byte, share bool) []byte {
 	dst = append(dst, `{"role":`...)
 	dst = appendString(dst, string(m.Role))
 	dst = append(dst, `,"content":`...)
+	if share {
+		if view, changed := m.Content.whycodesView(); changed {
+			dst = view.AppendJSON(dst)
+			dst = append(dst, `,"wc_content":`...)
+		}
+	}
 	dst = m.Content.AppendJSON(dst)
 	if m.ToolCallID != "" {
 		dst = appendString(append(dst, `,"tool_call_id":`...), m.ToolCallID)

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -15,6 +16,11 @@ const (
 	TitleGenerated TitleSource = "generated"
 	TitleManual    TitleSource = "manual"
 )
+
+// Known reports one of whycodes' four sources, the only ones it loads.
+func (s TitleSource) Known() bool {
+	return s == TitleDefault || s == TitleHeuristic || s == TitleGenerated || s == TitleManual
+}
 
 // AllowsHeuristic is true only for Default.
 func (s TitleSource) AllowsHeuristic() bool { return s == TitleDefault || s == "" }
@@ -246,6 +252,27 @@ func (m *Meta) Touch(now time.Time) { m.UpdatedAt = FormatTime(now) }
 
 // FormatTime is the RFC 3339 form used for every time this package writes.
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ValidTime reports an RFC 3339 time that whycodes reads as well: Go's
+// parser also takes a comma before the fraction of a second, chrono does
+// not, and a share holding one would not load there.
+func ValidTime(s string) bool {
+	if strings.IndexByte(s, ',') >= 0 {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// BranchNames maps each node a branch ends at to the names of those
+// branches ("" for an unnamed one), in the session's order.
+func (m *Meta) BranchNames() map[uint64][]string {
+	names := map[uint64][]string{}
+	for _, b := range m.Branches {
+		names[b.Seq] = append(names[b.Seq], b.Name)
+	}
+	return names
+}
 
 // BranchSeq returns the node a branch name points at.
 func (m *Meta) BranchSeq(name string) (uint64, bool) {

@@ -208,3 +208,21 @@ func HintRepeats(nodes, replaced []Node) {
 		}
 	}
 }
+
+// AppendNodeLine appends the line wc-export --format jsonl writes for n of
+// session id: {"id","seq","parent",["head":true,]["branches":[…],]"message"}.
+// head and branches (the names of the branches that end at n, "" for an
+// unnamed one) are given for the lines of a whole tree.
+func AppendNodeLine(dst []byte, id string, n *Node, head bool, branches []string) []byte {
+	dst = appendString(append(dst, `{"id":`...), id)
+	dst = appendUint(append(dst, `,"seq":`...), n.Seq)
+	dst = appendUint(append(dst, `,"parent":`...), n.Parent)
+	if head {
+		dst = append(dst, `,"head":true`...)
+	}
+	if len(branches) > 0 {
+		dst = AppendJSONStrings(append(dst, `,"branches":`...), branches)
+	}
+	dst = n.Msg.AppendJSON(append(dst, `,"message":`...))
+	return append(dst, "}\n"...)
+}

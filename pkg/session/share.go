@@ -2,8 +2,10 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -11,12 +13,20 @@ import (
 
 // AppendShare appends the whole session as whycodes' share JSON: its fields
 // in whycodes' order, the active path as messages and every other path as a
-// full copy under branches. The token cache is never written.
+// full copy under branches. The token cache is never written. What
+// whycodes cannot load stays in members its serde ignores: a message's
+// stored content under "wc_content" (see whycodesView), and, when reading
+// the paths back would not number the nodes as t does, the tree under
+// "wc_tree" (see appendShareTree).
 func AppendShare(dst []byte, m *Meta, t *Tree) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = appendString(dst, m.ID)
 	dst = appendString(append(dst, `,"title":`...), m.Title)
-	dst = appendString(append(dst, `,"title_source":`...), string(m.TitleSource))
+	source := m.TitleSource
+	if !source.Known() { // stored before imports refused it: whycodes would not load it
+		source = InferTitleSource(m.Title, m.ProjectPath)
+	}
+	dst = appendString(append(dst, `,"title_source":`...), string(source))
 	dst = append(dst, `,"messages":`...)
 	dst = appendMessages(dst, messagesOf(t.Path(m.Head)))
 	dst = append(dst, `,"branches":[`...)
@@ -66,6 +76,9 @@ func AppendShare(dst []byte, m *Meta, t *Tree) []byte {
 		dst = appendUint(append(dst, `,"seq":`...), m.ForkedFrom.Seq)
 		dst = append(dst, '}')
 	}
+	if !rebuildsSame(m, t) {
+		dst = appendShareTree(dst, m, t)
+	}
 	dst = appendExtra(dst, m.Extra)
 	return append(dst, '}')
 }
@@ -76,9 +89,100 @@ func appendMessages(dst []byte, msgs []*Message) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = msg.AppendJSON(dst)
+		dst = msg.appendJSON(dst, true)
 	}
 	return append(dst, ']')
+}
+
+// rebuildsSame reports whether FromShare, reading the share's paths alone,
+// makes t again: it numbers nodes in the order the active path and then the
+// branches first reach them, merges siblings whose messages are equal, and
+// leaves out unnamed branches that repeat the head or an earlier branch.
+func rebuildsSame(m *Meta, t *Tree) bool {
+	next := uint64(1)
+	reached := func(seq uint64) bool {
+		for _, n := range t.Path(seq) {
+			switch {
+			case n.Seq < next:
+			case n.Seq == next:
+				next++
+			default:
+				return false
+			}
+		}
+		return seq == 0 || t.Node(seq) != nil
+	}
+	if !reached(m.Head) {
+		return false
+	}
+	ends := map[uint64]bool{}
+	for _, b := range m.Branches {
+		if b.Name == "" && (b.Seq == 0 || b.Seq == m.Head || ends[b.Seq]) || !reached(b.Seq) {
+			return false
+		}
+		ends[b.Seq] = true
+	}
+	if next != uint64(t.Len())+1 || m.NextSeq != next {
+		return false // nodes no path reaches, or seqs given out and gone
+	}
+	for _, kids := range t.children {
+		for i := 1; i < len(kids); i++ {
+			for j := range i {
+				if t.Node(kids[i]).Msg.SameJSON(&t.Node(kids[j]).Msg) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// appendShareTree writes the member that makes a share's import number
+// every node as t does: the seq of each message of the active path and of
+// each branch, in their order, the nodes no path reaches (with their
+// parents), and the next seq to give out.
+//
+//	"wc_tree":{"next_seq":N,"messages":[seq…],"branches":[[seq…]…],
+//	           "nodes":[{"seq":S,"parent":P,"message":{…}}…]}
+func appendShareTree(dst []byte, m *Meta, t *Tree) []byte {
+	reached := map[uint64]bool{}
+	seqs := func(dst []byte, leaf uint64) []byte {
+		dst = append(dst, '[')
+		for i, n := range t.Path(leaf) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			reached[n.Seq] = true
+			dst = appendUint(dst, n.Seq)
+		}
+		return append(dst, ']')
+	}
+	dst = appendUint(append(dst, `,"wc_tree":{"next_seq":`...), m.NextSeq)
+	dst = seqs(append(dst, `,"messages":`...), m.Head)
+	dst = append(dst, `,"branches":[`...)
+	for i, b := range m.Branches {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = seqs(dst, b.Seq)
+	}
+	dst = append(dst, `],"nodes":[`...)
+	first := true
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		if reached[n.Seq] {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendUint(append(dst, `{"seq":`...), n.Seq)
+		dst = appendUint(append(dst, `,"parent":`...), n.Parent)
+		dst = n.Msg.AppendJSON(append(dst, `,"message":`...))
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
 }
 
 func appendStreamRules(dst []byte, l *StreamRules) []byte {
@@ -121,6 +225,32 @@ type Share struct {
 	parents   []int
 	treeHead  int
 	treeNames map[int][]string
+
+	// exact is a wc share's "wc_tree": the seq of every node, so that the
+	// import numbers them as the session that wrote it did.
+	exact *exactTree
+}
+
+// exactTree is a share's tree with its own numbering, checked whole.
+type exactTree struct {
+	next      uint64
+	heads     []uint64 // the last seq of the active path, then of each branch (0: empty)
+	seqs      []uint64 // every node, ascending
+	unreached []uint64 // the nodes no path holds
+	parent    map[uint64]uint64
+	msg       map[uint64]*Message
+}
+
+// Unreached returns the messages of a wc share's nodes that no path holds.
+func (sh *Share) Unreached() []Message {
+	if sh.exact == nil {
+		return nil
+	}
+	out := make([]Message, 0, len(sh.exact.unreached))
+	for _, seq := range sh.exact.unreached {
+		out = append(out, *sh.exact.msg[seq])
+	}
+	return out
 }
 
 // TreeShare is the share of a whole tree: msgs in an order where a parent
@@ -149,6 +279,7 @@ var shareKnown = map[string]bool{
 	"last_rewind_report": true, "stream_rules": true, "forked_from": true,
 	// whycodes keeps its token cache private, but accept it in case.
 	"token_cache": true,
+	"wc_tree":     true,
 }
 
 // DecodeShare reads a whycodes or wc share: an object with messages, or a
@@ -205,7 +336,123 @@ func DecodeShare(raw []byte) (Share, error) {
 		sh.Branches = append(sh.Branches, sb)
 		return true
 	})
-	return sh, err
+	if err != nil {
+		return sh, err
+	}
+	if wt := doc.Get("wc_tree"); wt.Exists() && wt.Type != gjson.Null {
+		if sh.exact, err = decodeExactTree(wt, &sh); err != nil {
+			return sh, invalidf("wc_tree: %v", err)
+		}
+	}
+	return sh, nil
+}
+
+// decodeExactTree reads a share's wc_tree against its paths: every seq of
+// a path names one node, with one parent and one message wherever it
+// appears, and every node comes after its parent.
+func decodeExactTree(wt gjson.Result, sh *Share) (*exactTree, error) {
+	if !wt.IsObject() {
+		return nil, invalidf("must be an object")
+	}
+	next, ok := WholeNumber(wt.Get("next_seq"))
+	if !ok {
+		return nil, invalidf("next_seq must be a whole number")
+	}
+	x := &exactTree{next: next, parent: map[uint64]uint64{}, msg: map[uint64]*Message{}}
+	add := func(seq, parent uint64, m *Message) error {
+		switch {
+		case seq == 0 || seq >= next:
+			return invalidf("node %d is not between 1 and next_seq %d", seq, next)
+		case parent >= seq:
+			return invalidf("node %d comes before its parent %d", seq, parent)
+		}
+		if old, seen := x.msg[seq]; seen {
+			if x.parent[seq] != parent || !old.SameJSON(m) {
+				return invalidf("node %d differs between two paths", seq)
+			}
+			return nil
+		}
+		x.parent[seq], x.msg[seq] = parent, m
+		x.seqs = append(x.seqs, seq)
+		return nil
+	}
+	path := func(v gjson.Result, msgs []Message, what string) error {
+		if !v.IsArray() || len(v.Array()) != len(msgs) {
+			return invalidf("%s must list a seq for each of its %d messages", what, len(msgs))
+		}
+		var parent uint64
+		for i, s := range v.Array() {
+			seq, ok := WholeNumber(s)
+			if !ok {
+				return invalidf("%s: seqs must be whole numbers", what)
+			}
+			if err := add(seq, parent, &msgs[i]); err != nil {
+				return err
+			}
+			parent = seq
+		}
+		x.heads = append(x.heads, parent)
+		return nil
+	}
+	if err := path(wt.Get("messages"), sh.Messages, "messages"); err != nil {
+		return nil, err
+	}
+	branches := wt.Get("branches")
+	if !branches.IsArray() || len(branches.Array()) != len(sh.Branches) {
+		return nil, invalidf("branches must list the seqs of each of the %d branches", len(sh.Branches))
+	}
+	for i, b := range branches.Array() {
+		if err := path(b, sh.Branches[i].Messages, fmt.Sprintf("branch %d", i+1)); err != nil {
+			return nil, err
+		}
+	}
+	nodes := wt.Get("nodes")
+	if nodes.Exists() && !nodes.IsArray() {
+		return nil, invalidf("nodes must be an array")
+	}
+	for i, n := range nodes.Array() {
+		seq, ok1 := WholeNumber(n.Get("seq"))
+		parent, ok2 := WholeNumber(n.Get("parent"))
+		if !ok1 || !ok2 || !n.Get("message").IsObject() {
+			return nil, invalidf("node %d needs a seq, a parent and a message", i+1)
+		}
+		if _, dup := x.msg[seq]; dup {
+			return nil, invalidf("node %d appears twice", seq)
+		}
+		m, err := decodeMessage(n.Get("message"))
+		if err != nil {
+			return nil, invalidf("node %d: %v", seq, err)
+		}
+		if err := add(seq, parent, &m); err != nil {
+			return nil, err
+		}
+		x.unreached = append(x.unreached, seq)
+	}
+	for _, seq := range x.seqs {
+		if p := x.parent[seq]; p != 0 && x.msg[p] == nil {
+			return nil, invalidf("node %d's parent %d is not in the tree", seq, p)
+		}
+	}
+	slices.Sort(x.seqs)
+	if cp := sh.Meta.Checkpoint; cp != nil && !sh.checkpointByIndex && cp.Seq != 0 && x.msg[cp.Seq] == nil {
+		return nil, invalidf("the checkpoint's node %d is not in the tree", cp.Seq)
+	}
+	return x, nil
+}
+
+// WholeNumber reads a JSON number written as seqs are: digits alone, with
+// no leading zero.
+func WholeNumber(v gjson.Result) (uint64, bool) {
+	if v.Type != gjson.Number || v.Raw == "" || v.Raw[0] == '0' && len(v.Raw) > 1 {
+		return 0, false
+	}
+	for _, c := range []byte(v.Raw) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(v.Raw, 10, 64)
+	return n, err == nil
 }
 
 func decodeMessageList(list gjson.Result, what string) ([]Message, error) {
@@ -246,7 +493,7 @@ func decodeShareMeta(doc gjson.Result, m *Meta) error {
 	slim = append(slim, '{')
 	first := true
 	doc.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "messages" || k.Str == "branches" || k.Str == "id" || k.Str == "token_cache" {
+		if k.Str == "messages" || k.Str == "branches" || k.Str == "id" || k.Str == "token_cache" || k.Str == "wc_tree" {
 			return true
 		}
 		if !shareKnown[k.Str] {
@@ -264,10 +511,16 @@ func decodeShareMeta(doc gjson.Result, m *Meta) error {
 	}
 	for _, t := range []string{typed.CreatedAt, typed.UpdatedAt} {
 		if t != "" {
-			if _, err := time.Parse(time.RFC3339Nano, t); err != nil {
+			if !ValidTime(t) {
 				return invalidf("share time %q is not RFC 3339", t)
 			}
 		}
+	}
+	if cp := typed.Checkpoint; cp != nil && !ValidTime(cp.StartedAt) {
+		return invalidf("the checkpoint's started_at %q is not RFC 3339", cp.StartedAt)
+	}
+	if typed.TitleSource != "" && !typed.TitleSource.Known() { // whycodes would not load the session
+		return invalidf("title_source %q is not default, heuristic, generated or manual", typed.TitleSource)
 	}
 	if typed.Title != nil {
 		m.Title = *typed.Title
@@ -321,6 +574,9 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if sh.parents != nil {
 		return fromTreeShare(sh, m, untitled)
 	}
+	if sh.exact != nil {
+		return fromExactShare(sh, m, untitled)
+	}
 	b := newTreeBuilder()
 	head := b.addPath(sh.Messages)
 	m.Branches = nil
@@ -346,16 +602,21 @@ func FromShare(sh *Share, id string, now time.Time) (Meta, []Node) {
 	if !sh.editStatsGiven {
 		m.EditStats = RebuildEditStats(sh.Messages)
 	}
+	m.finishImport(b.next, headNode, sh.Messages, sh.paths(), untitled)
+	return m, b.nodes
+}
+
+// paths is the share's active path, then each branch's.
+func (sh *Share) paths() [][]Message {
 	paths := [][]Message{sh.Messages}
 	for _, br := range sh.Branches {
 		paths = append(paths, br.Messages)
 	}
-	m.finishImport(b.next, headNode, sh.Messages, paths, untitled)
-	return m, b.nodes
+	return paths
 }
 
 // finishImport completes a share's metadata once its nodes are built: the
-// next seq, the counts of the system prompt and of the path to head, and,
+// next seq, the counts of the system prompt and of the path to head, and
 // a title: for a source without one, from the first real prompt of its
 // paths; for a share still on a placeholder (a legacy "New session - …",
 // a "project-ab"), from the first user text of its active path, as
@@ -371,6 +632,52 @@ func (m *Meta) finishImport(next uint64, head *Node, active []Message, paths [][
 		return
 	}
 	m.UpgradeTitleFromHistory(active)
+}
+
+// fromExactShare is FromShare of a share with a wc_tree: every node keeps
+// its seq, every branch its place.
+func fromExactShare(sh *Share, m Meta, untitled bool) (Meta, []Node) {
+	x := sh.exact
+	nodes := make([]Node, 0, len(x.seqs))
+	index := make(map[uint64]int, len(x.seqs))
+	for _, seq := range x.seqs {
+		var parent *Node
+		if p := x.parent[seq]; p != 0 {
+			parent = &nodes[index[p]]
+		}
+		index[seq] = len(nodes)
+		nodes = append(nodes, Child(parent, seq, *x.msg[seq]))
+	}
+	m.Branches = nil
+	for i, b := range sh.Branches {
+		m.Branches = append(m.Branches, NamedBranch{Name: b.Name, Seq: x.heads[i+1]})
+	}
+	head := x.heads[0]
+	if sh.checkpointByIndex {
+		m.Checkpoint.Seq = head
+		if path := pathSeqs(x, head); m.Checkpoint.KeepUntil < uint64(len(path)) {
+			m.Checkpoint.Seq = path[m.Checkpoint.KeepUntil]
+		}
+	}
+	var headNode *Node
+	if head != 0 {
+		headNode = &nodes[index[head]]
+	}
+	if !sh.editStatsGiven {
+		m.EditStats = RebuildEditStats(sh.Messages)
+	}
+	m.finishImport(x.next, headNode, sh.Messages, sh.paths(), untitled)
+	return m, nodes
+}
+
+// pathSeqs is the seqs from the root to seq.
+func pathSeqs(x *exactTree, seq uint64) []uint64 {
+	var rev []uint64
+	for ; seq != 0; seq = x.parent[seq] {
+		rev = append(rev, seq)
+	}
+	slices.Reverse(rev)
+	return rev
 }
 
 // fromTreeShare is FromShare of a TreeShare: node i gets seq i+1.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math/bits"
 	"sync"
-	"time"
 	"unicode/utf8"
 )
 
@@ -32,7 +31,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 	if !s.byte('{') {
 		return m, false
 	}
-	var seen uint8 // message members read, as bits
+	var seen uint16 // message members read, as bits
 	var extra []Field
 	for first := true; ; first = false {
 		if s.peek('}') && first {
@@ -84,7 +83,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			if m.CreatedAt, ok = s.str(); !ok {
 				return m, false
 			}
-			if _, err := time.Parse(time.RFC3339Nano, m.CreatedAt); err != nil {
+			if !ValidTime(m.CreatedAt) {
 				return m, false
 			}
 		case memberIsError:
@@ -110,7 +109,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			default:
 				extra = append(extra, Field{Key: "kind", Value: copyRaw(v)})
 			}
-		case memberToolCalls:
+		case memberToolCalls, memberWCContent:
 			return m, false
 		default:
 			name := string(key)
@@ -136,7 +135,7 @@ const maxPooledBuffer = 1 << 20
 
 // The members of a message that DecodeMessage interprets, as bits.
 const (
-	memberRole uint8 = 1 << iota
+	memberRole uint16 = 1 << iota
 	memberContent
 	memberToolCallID
 	memberName
@@ -144,11 +143,12 @@ const (
 	memberIsError
 	memberKind
 	memberToolCalls
+	memberWCContent
 )
 
-var messageMembers = map[string]uint8{"role": memberRole, "content": memberContent,
+var messageMembers = map[string]uint16{"role": memberRole, "content": memberContent,
 	"tool_call_id": memberToolCallID, "name": memberName, "created_at": memberCreatedAt,
-	"is_error": memberIsError, "kind": memberKind, "tool_calls": memberToolCalls}
+	"is_error": memberIsError, "kind": memberKind, "tool_calls": memberToolCalls, "wc_content": memberWCContent}
 
 func hasField(fields []Field, key []byte) bool {
 	for i := range fields {
@@ -344,21 +344,9 @@ func unescapeOne(out, b []byte, at int) ([]byte, int, bool) {
 	case 't':
 		c = '\t'
 	case 'u':
-		if at+6 > len(b) {
+		r, ok := hexEscape(b, at)
+		if !ok {
 			return out, 0, false
-		}
-		var r rune
-		for _, h := range b[at+2 : at+6] {
-			switch {
-			case h >= '0' && h <= '9':
-				r = r<<4 | rune(h-'0')
-			case h >= 'a' && h <= 'f':
-				r = r<<4 | rune(h-'a'+10)
-			case h >= 'A' && h <= 'F':
-				r = r<<4 | rune(h-'A'+10)
-			default:
-				return out, 0, false
-			}
 		}
 		if r >= 0xd800 && r < 0xe000 {
 			return out, 0, false
@@ -504,7 +492,11 @@ func (s *storedScanner) number() bool {
 	return true
 }
 
-func copyRaw(v []byte) json.RawMessage { return append(json.RawMessage(nil), v...) }
+// copyRaw is a kept value as DecodeMessage keeps it (see CompactRaw): the
+// stored bytes of an older wc may hold a lone surrogate.
+func copyRaw(v []byte) json.RawMessage {
+	return replaceLoneSurrogates(append(json.RawMessage(nil), v...))
+}
 
 // content reads a string or an array of blocks.
 func (s *storedScanner) content() (Content, bool) {

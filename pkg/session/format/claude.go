@@ -255,6 +255,9 @@ func importClaude(data []byte, opt Options) ([]Imported, error) {
 			if agent == "" {
 				imp.SourceID = root
 			}
+			// A share of the subagent's session stands for the subagent,
+			// not its parent.
+			setImportedFromID(&imp.Share, imp.SourceID)
 		}
 		if g.side {
 			sides = append(sides, imp)

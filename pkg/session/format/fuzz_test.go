@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -46,6 +47,7 @@ func fuzzImport(t *testing.T, kind Kind, data []byte) {
 		}
 		for i := range imps {
 			checkImported(t, &imps[i])
+			checkWire(t, "the import", &imps[i])
 		}
 	}
 	if _, err := Detect(data); err != nil && !isInvalid(err) {
@@ -58,6 +60,9 @@ func fuzzImport(t *testing.T, kind Kind, data []byte) {
 
 func FuzzImportClaude(f *testing.F) {
 	seedLines(f, "claude-code", 40<<10)
+	f.Add(jsonl(claudeOwnBlocks()...))
+	// Bytes that are not UTF-8 (commands refuse them; Import need not).
+	f.Add([]byte(strings.Replace(userRec("u1", "", "bad BYTES"), "BYTES", "\xa4\xa4", 1)))
 	f.Add(jsonl(
 		progressRec("p0", ""), userRec("u1", "p0", "go"),
 		asstRec("a1", "u1", "M", 25, useBlock("c1", "Read")), asstRec("a2", "a1", "M", 30, useBlock("c2", "Glob")),
@@ -76,6 +81,7 @@ func FuzzImportCodex(f *testing.F) {
 		cxEvent("thread_rolled_back", map[string]any{"num_turns": 1}),
 		cx("compacted", map[string]any{"message": "S", "replacement_history": []any{map[string]any{"type": "message", "role": "user", "content": "S"}}}))
 	f.Add(jsonl(lines...))
+	f.Add(jsonl(codexOwnItems()...))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, KindCodex, data) })
 }
 

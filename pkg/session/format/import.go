@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -312,7 +313,7 @@ func parseTime(ts string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
+	if err != nil || !session.ValidTime(ts) {
 		return time.Time{}, false
 	}
 	return t, true
@@ -390,13 +391,7 @@ func (o *jsonObject) field(name string) (session.Field, bool) {
 	return session.Field{Key: name, Value: o.done()}, true
 }
 
-func compactJSON(raw string) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(raw)); err != nil {
-		return json.RawMessage(raw)
-	}
-	return buf.Bytes()
-}
+func compactJSON(raw string) json.RawMessage { return session.CompactRaw(raw) }
 
 // appendStr appends s as a JSON string without HTML escaping, the way the
 // session package writes strings.
@@ -686,6 +681,18 @@ func importedFormat(sh *session.Share) Kind {
 		}
 	}
 	return ""
+}
+
+// setImportedFromID names id as the source's own id in the share's
+// imported_from member.
+func setImportedFromID(sh *session.Share, id string) {
+	for i := range sh.Meta.Extra {
+		if f := &sh.Meta.Extra[i]; f.Key == "imported_from" {
+			if v, err := sjson.SetBytes(f.Value, "id", id); err == nil {
+				f.Value = v
+			}
+		}
+	}
 }
 
 // importedFrom is the share member that records where a session came from.
