@@ -51,6 +51,10 @@ type Spec struct {
 	Signals string
 }
 
+// versionFlag is long only: -v, which many tools read as --verbose, must
+// not make a command do nothing and succeed.
+var versionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+
 // ignoredSignals is the man page's SIGNALS of the other commands.
 const ignoredSignals = "SIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
 
@@ -238,6 +242,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	defer stop()
 
 	cli.FlagStringer = helpLine // urfave/cli's help takes it from a global
+	cli.VersionFlag = versionFlag
 	app := spec.App()
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	var c *Ctx
@@ -335,7 +340,10 @@ func isTerminal(v any) bool {
 
 // reorderArgs moves flags in front of positional arguments, because
 // urfave/cli v2 stops parsing flags at the first positional one and
-// "wc-append 3f2a --text hi" must work. A flag that takes a value keeps it.
+// "wc-append 3f2a --text hi" must work. A flag that takes a value keeps it;
+// a one-letter one may have it attached ("-n2"). --help anywhere but as a
+// flag's value asks for help alone: with arguments, urfave/cli would take
+// the first for a help topic.
 func reorderArgs(args []string, flags []cli.Flag) []string {
 	if len(args) == 0 {
 		return args
@@ -359,8 +367,15 @@ func reorderArgs(args []string, flags []cli.Flag) []string {
 			pos = append(pos, a)
 			continue
 		}
-		opts = append(opts, a)
 		name := strings.TrimLeft(a, "-")
+		switch {
+		case name == "help" || name == "h":
+			return []string{args[0], "--help"}
+		case a[1] != '-' && len(name) > 1 && !takesValue[name] && takesValue[name[:1]] && name[1] != '=':
+			opts = append(opts, "-"+name[:1], name[1:]) // -n2
+			continue
+		}
+		opts = append(opts, a)
 		if strings.Contains(name, "=") {
 			continue
 		}
