@@ -39,7 +39,7 @@ func list(c *tool.Ctx) error {
 	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
 	var rows []session.Info
 	var st client.Handle
-	if order == nil {
+	if order == nil && !c.Bool("empty") {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
 		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
@@ -83,30 +83,39 @@ func list(c *tool.Ctx) error {
 }
 
 // sortedRows lists the sessions q selects in another order than the
-// store's: all of them are read and sorted (sessions that compare equal in
-// id order, in either direction), and only then grepped, until the limit.
+// store's (nil: the store's, for --empty): all of them are read and sorted
+// (sessions that compare equal in id order, in either direction), and only
+// then grepped, until the limit.
 func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
+	reverse := c.Bool("reverse")
+	onlyEmpty := c.Bool("empty")
+	if order == nil {
+		q.Oldest = reverse
+	}
 	var infos []session.Info
 	err := st.ListInfo(q, func(info *session.Info) error {
-		infos = append(infos, *info)
+		if !onlyEmpty || isEmpty(info) {
+			infos = append(infos, *info)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	reverse := c.Bool("reverse")
-	slices.SortFunc(infos, func(a, b session.Info) int {
-		r := order(&a, &b)
-		if reverse {
-			r = -r
-		}
-		if r != 0 {
-			return r
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	if order != nil {
+		slices.SortFunc(infos, func(a, b session.Info) int {
+			r := order(&a, &b)
+			if reverse {
+				r = -r
+			}
+			if r != 0 {
+				return r
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
 	if q.Fold {
 		grep = strings.ToLower(grep)
 	}
@@ -128,6 +137,11 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 	}
 	return rows, nil
 }
+
+// isEmpty reports a session without a message on any path: what wc-new
+// printed, when nothing came of it (the next command of its pipeline
+// failed).
+func isEmpty(info *session.Info) bool { return info.MessageCount == 0 && info.Branches == 0 }
 
 func readQuery(c *tool.Ctx) (client.ListQuery, error) {
 	q := client.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}

@@ -11,7 +11,7 @@ var spec = tool.Spec{
 	Summary: "list the sessions in the wc store",
 	Description: `Lists sessions, most recently updated first. On a terminal it prints a table; otherwise, and with --json, one JSON object per session (the same info the other commands print), so that the rows can be filtered with jq and piped to any wc command.
 
-Filters combine: --project keeps the sessions of a directory and of the directories below it, --since and --until bound the time of the last update, --title matches a substring of the title and --grep a substring of any stored message, both ignoring case with --ignore-case. A store that does not exist yet lists nothing.`,
+Filters combine: --project keeps the sessions of a directory and of the directories below it, --since and --until bound the time of the last update, --title matches a substring of the title and --grep a substring of any stored message, both ignoring case with --ignore-case. --empty keeps the sessions that hold no message at all, on no path: wc-new's output when the command after it in a pipeline failed. A store that does not exist yet lists nothing.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "only sessions of project `DIR` or below it"},
@@ -19,6 +19,7 @@ Filters combine: --project keeps the sessions of a directory and of the director
 			&cli.StringFlag{Name: "until", Usage: "only sessions updated before `TIME`"},
 			&cli.StringFlag{Name: "title", Usage: "only sessions whose title contains `TEXT`"},
 			&cli.StringFlag{Name: "grep", Usage: "only sessions with a message that contains `TEXT`"},
+			&cli.BoolFlag{Name: "empty", Usage: "only sessions without a single message, on any path: what a pipeline that failed after wc-new leaves"},
 			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match --title and --grep regardless of case"},
 			&cli.StringFlag{Name: "sort", Value: "updated", Usage: "order by `KEY`: updated, created, title, messages or tokens (largest or newest first)"},
 			&cli.BoolFlag{Name: "reverse", Aliases: []string{"r"}, Usage: "reverse the order"},
@@ -31,6 +32,7 @@ Filters combine: --project keeps the sessions of a directory and of the director
 		{Text: "The ten sessions touched last:", Command: `wc-ls -n 10`},
 		{Text: "Titles of this project's sessions from the last week:", Command: `wc-ls --project . --since 7d | jq -r .title`},
 		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
+		{Text: "Remove the empty sessions that failed pipelines left:", Command: `wc-ls --empty | wc-rm`},
 	},
 	Action: list,
 }

@@ -68,7 +68,7 @@ type Example struct {
 type EnvVar struct{ Name, Text string }
 
 // Commands lists every wc binary, for SEE ALSO.
-var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls", "wc-store"}
+var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls", "wc-rm", "wc-store"}
 
 // Version is the module version of the running binary.
 func Version() string {

@@ -61,7 +61,10 @@ func (s *Store) tidy() error {
 // rebuild streams the store into Dir/db.new and swaps it in (badger.md
 // §2.5). It closes s.db. A crash at any step leaves a state recoverRebuild
 // repairs.
-func (s *Store) rebuild() error {
+func (s *Store) rebuild() error { return s.rebuildKeeping(nil) }
+
+// rebuildKeeping is rebuild of the keys keep takes (nil: all of them).
+func (s *Store) rebuildKeeping(keep func(key []byte) bool) error {
 	s.mapMu.Lock() // s.db closes
 	defer s.mapMu.Unlock()
 	newDir := filepath.Join(s.dir, "db.new")
@@ -76,7 +79,7 @@ func (s *Store) rebuild() error {
 	if err != nil {
 		return mapErr("rebuild", err)
 	}
-	err = copyStore(s.db, dst)
+	err = copyStore(s.db, dst, keep)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -93,7 +96,7 @@ func (s *Store) rebuild() error {
 	return mapErr("rebuild", swapRebuilt(s.dir))
 }
 
-func copyStore(src, dst *badger.DB) error {
+func copyStore(src, dst *badger.DB, keep func(key []byte) bool) error {
 	sw := dst.NewStreamWriter()
 	if err := sw.Prepare(); err != nil {
 		return err
@@ -101,6 +104,9 @@ func copyStore(src, dst *badger.DB) error {
 	st := src.NewStream()
 	st.NumGo = 2 // the default 8 peaked at 400-500 MB RSS
 	st.LogPrefix = "wc: rebuild"
+	if keep != nil {
+		st.ChooseKey = func(item *badger.Item) bool { return keep(item.Key()) }
+	}
 	st.Send = sw.Write
 	if err := st.Orchestrate(context.Background()); err != nil {
 		sw.Cancel()

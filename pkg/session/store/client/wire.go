@@ -33,8 +33,9 @@ import (
 // protocol too: a resident process of another build renders them. 4: a
 // commit's nodes carry their Same hints, and stored nodes read through
 // the socket are never references (session.EncodeNodeRef). 5: a listing's
-// time bounds travel as seconds and nanoseconds, not UnixNano.
-const ProtocolVersion = 5
+// time bounds travel as seconds and nanoseconds, not UnixNano. 6: the
+// "delete" and "purge" requests (wc-rm).
+const ProtocolVersion = 6
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
