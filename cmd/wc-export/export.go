@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
+	"errors"
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"math"
@@ -71,6 +73,8 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		return exportShare, nil
 	case "jsonl":
 		return exportNodes, nil
+	case "backup":
+		return exportBackup, nil
 	case "markdown", "md":
 		return exportMarkdown, nil
 	case "text":
@@ -95,7 +99,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			return err
 		}, nil
 	}
-	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request")
+	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request, backup")
 }
 
 func durationSeconds(s string) (uint64, error) {
@@ -122,47 +126,74 @@ func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 }
 
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	tree := c.Bool("tree")
-	// A tree's lines say which node is the head and which the branches end
-	// at ("" for an unnamed one), so that importing them makes the same
-	// session.
-	names := map[uint64][]string{}
-	if tree {
-		for _, b := range m.Branches {
-			names[b.Seq] = append(names[b.Seq], b.Name)
-		}
+	if !c.Bool("tree") {
+		var line []byte
+		return st.Path(m.ID, m.Head, func(n *session.Node) error {
+			line = session.AppendNodeLine(line[:0], m.ID, n, false, nil)
+			_, err := c.Out().Write(line)
+			return err
+		})
 	}
+	_, err := writeTree(c, st, m)
+	return err
+}
+
+// writeTree writes the lines of every node of the session, which say
+// which node is the head and which the branches end at ("" for an unnamed
+// one), so that importing them makes the same session. It returns the
+// blobs the nodes point at.
+func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, error) {
+	names := session.BranchNames(m)
 	var line []byte
-	write := func(n *session.Node) error {
-		line = append(line[:0], `{"id":"`...)
-		line = append(line, m.ID...)
-		line = append(line, `","seq":`...)
-		line = strconv.AppendUint(line, n.Seq, 10)
-		line = append(line, `,"parent":`...)
-		line = strconv.AppendUint(line, n.Parent, 10)
-		if tree && n.Seq == m.Head {
-			line = append(line, `,"head":true`...)
-		}
-		if len(names[n.Seq]) > 0 {
-			line = append(line, `,"branches":`...)
-			line = session.AppendJSONStrings(line, names[n.Seq])
-		}
-		line = append(line, `,"message":`...)
-		line = n.Msg.AppendJSON(line)
-		line = append(line, "}\n"...)
-		_, err := c.Out().Write(line)
-		return err
-	}
-	if !tree {
-		return st.Path(m.ID, m.Head, write)
-	}
-	return st.Nodes(m.ID, func(seq uint64, raw []byte) error {
+	var blobs [][32]byte
+	seen := map[[32]byte]bool{}
+	err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}
-		return write(&n)
+		if bytes.Contains(raw, []byte(session.BlobRefPrefix)) {
+			for _, sum := range session.BlobRefs([]session.Node{n}) {
+				if !seen[sum] {
+					seen[sum] = true
+					blobs = append(blobs, sum)
+				}
+			}
+		}
+		line = session.AppendNodeLine(line[:0], m.ID, &n, n.Seq == m.Head, names[n.Seq])
+		_, err = c.Out().Write(line)
+		return err
 	})
+	return blobs, err
+}
+
+// exportBackup writes everything the session holds (session.BackupReader
+// reads it back): its metadata, every node as a tree's jsonl line, and the
+// blobs they point at. A pointer to no blob the store holds (text that
+// only looks like one) has none to save.
+func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+	if _, err := c.Out().Write(session.AppendBackupHeader(nil, m)); err != nil {
+		return err
+	}
+	blobs, err := writeTree(c, st, m)
+	if err != nil {
+		return err
+	}
+	var line []byte
+	for _, sum := range blobs {
+		data, err := st.Blob(m.ID, sum)
+		if errors.Is(err, client.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		line = session.AppendBackupBlob(line[:0], m.ID, data)
+		if _, err := c.Out().Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {

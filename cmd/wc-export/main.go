@@ -31,15 +31,20 @@ var spec = tool.Spec{
             tool calls paired with their results in the copy (a call
             without a result gets an error result, a result without a
             call is dropped); the stored transcript is not touched
+  backup    everything the session holds, for wc-new --restore: its
+            metadata as stored, every node as a --tree line, and the
+            spilled tool output its messages point at (see BACKUP)
 
-With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. No export format carries those bodies: a session's share JSON or JSONL keeps its wc-blob: pointers, so a backup of a spilled session needs its blobs too (wc-export --blob for each pointer), or a copy of the whole store directory.
+With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. Of the formats only backup carries those bodies: share JSON and JSONL keep the wc-blob: pointers alone.
+
+BACKUP. wc-ls | wc-export --format backup > FILE backs up every session, and wc-new --restore FILE puts them back, each with its id, its nodes and their seqs, its branches, checkpoint, usage, cost and times, and its blobs, so that every export of a restored session is byte for byte what it was. A backup is one JSON object a line, each with the session's "id": first the session's line {"id","backup":1,"meta"} (meta is the session's stored metadata), then one line per node as --format jsonl --tree writes them, then {"id","blob":SHA256,"data":BASE64} for each blob its messages point at. Share JSON (--format json) is what whycodes reads; a backup is for wc alone.
 
 Exports read the store under a shared lock, so any number run side by side. Unlike the commands that write, wc-export prints as it reads: what it reads is on disk already. Output that stdout does not take at once (a pager nobody scrolls) waits in memory, then in an unlinked temporary file under TMPDIR, so that a slow reader never holds the lock, and other commands, back.
 
 If an export fails midway (a damaged store, a full disk behind stdout), it exits with its error as always, and stdout holds what was written before the failure: whole documents for the sessions before, and a truncated one for the session that failed.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html or request"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html, request or backup"},
 			&cli.BoolFlag{Name: "tree", Usage: "with jsonl: every node of the tree, not only the active path"},
 			&cli.StringFlag{Name: "blob", Usage: "print the tool output spilled as wc-blob:`SHA256`, byte for byte, instead of a format"},
 			&cli.StringFlag{Name: "model", Usage: "with summary: the `MODEL` label (default: unknown); with request: the model to ask"},
@@ -55,7 +60,7 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 	Examples: []tool.Example{
 		{Text: "Read a session as markdown:", Command: `wc-export 3f2a --format markdown | less`},
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
-		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
+		{Text: "Back up every session, and restore them in another store:", Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup"},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
 	Action:  export,

@@ -28,7 +28,9 @@ Each FILE (or stdin with --import and no FILE, or "-") is a transcript to import
 
 Imports keep the structure: tool calls and results stay paired blocks, thinking with its signatures and images are kept, source timestamps are kept, and provider usage is summed (Codex's repeated token_count snapshots counted once). A Claude Code file's uuid/parentUuid tree becomes the session's tree, so its rewinds become branches; split assistant records are merged, compaction summaries are marked as such, and sidechains are skipped unless --sidechains (a file of nothing but sidechain records, a subagent's own transcript, is imported whole). Records that have no place in a session are counted in the output under "skipped", never dropped silently. A file with no user or assistant message is an error (status 65).
 
-A native share keeps everything (title, times, usage, cost, branches); only the id is new. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, with its head and branches as their "head" and "branches" members say (lines with neither make the newest leaf the head and the other leaves unnamed branches; on the lines of a path both are ignored). Two heads, a branch name wc-branch could not give (a number, control characters, space around it) or members of another shape are refused with status 65. Lines of one path in its order make that path, also when a filter left some out. Lines that are neither (a tree a filter thinned, lines out of order) are refused with status 65: read as a path they would interleave its branches. A stream that mixes such lines with other messages is one path. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.`,
+A native share keeps everything (title, times, usage, cost, branches); only the id is new. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, with its head and branches as their "head" and "branches" members say (lines with neither make the newest leaf the head and the other leaves unnamed branches; on the lines of a path both are ignored). Two heads, a branch name wc-branch could not give (a number, control characters, space around it) or members of another shape are refused with status 65. Lines of one path in its order make that path, also when a filter left some out. Lines that are neither (a tree a filter thinned, lines out of order) are refused with status 65: read as a path they would interleave its branches. A stream that mixes such lines with other messages is one path. A foreign import is titled from the source when it has a title, else from its first user message; --title and --project override.
+
+With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and its sessions come back whole: their ids, nodes and seqs, branches, checkpoints, usage, cost, times and spilled tool output, so that every export of a restored session is byte for byte what it was when backed up. A session whose id is in the store already is refused (status 1) and nothing is restored; --new-ids restores every session under a new id instead, and its line's "source_id" is the id in the backup. Every file is read and checked before the store is opened, then read again as its sessions are committed one by one, so a backup is never held whole in memory (stdin is, up to 1 GiB).`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
@@ -36,6 +38,8 @@ A native share keeps everything (title, times, usage, cost, branches); only the 
 			&cli.StringFlag{Name: "title", Usage: "the session's `TITLE`; a title given here is never replaced automatically"},
 			&cli.StringFlag{Name: "import", Usage: "import each FILE (or stdin) in `FORMAT`: auto (detect), native, claude, codex, opencode, openai or anthropic"},
 			&cli.BoolFlag{Name: "sidechains", Usage: "with a Claude Code file: import its sidechains (subagent runs) as sessions of their own"},
+			&cli.BoolFlag{Name: "restore", Usage: "restore the sessions of each FILE (or stdin), a backup written by wc-export --format backup, with their ids"},
+			&cli.BoolFlag{Name: "new-ids", Usage: "with --restore: give every restored session a new id, so that a backup restores beside the sessions it was taken from"},
 		}
 	},
 	Examples: []tool.Example{
@@ -46,6 +50,8 @@ A native share keeps everything (title, times, usage, cost, branches); only the 
 			Command: `wc-export 3f2a --format json | wc-new --import native`},
 		{Text: "Restore a backup of every session (wc-ls | wc-export > backup.ndjson) into another store:",
 			Command: `wc-new --store ~/restored backup.ndjson | jq -r .title`},
+		{Text: "Back up every session losslessly, and restore them, ids and spilled output included, into another store:",
+			Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup | jq -r .title"},
 	},
 	Action: newSession,
 }

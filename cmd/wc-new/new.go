@@ -10,6 +10,12 @@ import (
 )
 
 func newSession(c *tool.Ctx) error {
+	if c.Bool("restore") {
+		return restore(c)
+	}
+	if c.Bool("new-ids") {
+		return tool.Usagef("--new-ids goes with --restore")
+	}
 	system, err := c.TextArg("system")
 	if err != nil {
 		return err
@@ -65,6 +71,9 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, error) {
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, tool.DataErrf("%s is empty", name)
+		}
+		if session.IsBackup(data) {
+			return nil, tool.DataErrf("%s is a backup, not a transcript", name).WithHint("restore it with wc-new --restore")
 		}
 		imported, err := format.Import(kind, data, format.Options{Sidechains: c.Bool("sidechains")})
 		if err != nil {

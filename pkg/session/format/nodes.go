@@ -1,8 +1,6 @@
 package format
 
 import (
-	"fmt"
-
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -60,8 +58,8 @@ func nodeLineOf(v gjson.Result, line int) nodeLine {
 	// spelling of them makes a node line, the rest are plain messages.
 	n := nodeLine{id: id.Str, line: line}
 	var okSeq, okParent bool
-	n.seq, okSeq = wholeNumber(seq)
-	n.parent, okParent = wholeNumber(parent)
+	n.seq, okSeq = session.WholeNumber(seq)
+	n.parent, okParent = session.WholeNumber(parent)
 	n.ok = okSeq && okParent && n.seq > 0
 	switch head := v.Get("head"); {
 	case !head.Exists():
@@ -87,20 +85,6 @@ func nodeLineOf(v gjson.Result, line int) nodeLine {
 		}
 	}
 	return n
-}
-
-// wholeNumber reads a JSON number of digits alone, as seqs are written.
-func wholeNumber(v gjson.Result) (uint64, bool) {
-	if v.Type != gjson.Number || v.Raw == "" {
-		return 0, false
-	}
-	for _, c := range []byte(v.Raw) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n := v.Uint()
-	return n, fmt.Sprint(n) == v.Raw
 }
 
 // isNodeLine reports a lone wc-export jsonl line, which is valid JSON but
