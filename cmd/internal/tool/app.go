@@ -93,6 +93,9 @@ type Ctx struct {
 	closers   []func() error
 	stdoutTTY bool
 	given     map[string]bool // see IsSet
+	// progressShown: a progress line is on stderr, to be cleared before
+	// an error line.
+	progressShown bool
 }
 
 // IsSet reports whether a flag was given, on the command line or through
@@ -280,6 +283,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	}
 	if err != nil {
 		code, hints := exitStatus(err)
+		if c != nil && c.progressShown {
+			fmt.Fprint(stderr, clearLine)
+		}
 		fmt.Fprintf(stderr, "%s: %s\n", spec.Name, errorLine(err))
 		for _, h := range hints {
 			fmt.Fprintf(stderr, "%s: hint: %s\n", spec.Name, h)

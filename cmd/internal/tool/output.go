@@ -95,8 +95,12 @@ func (c *Ctx) Progress(label string, total int) func(done int) {
 	}
 	return func(done int) {
 		fmt.Fprintf(c.App.ErrWriter, "\r%s %d/%d", label, done, total)
+		c.progressShown = done != total
 		if done == total {
-			fmt.Fprint(c.App.ErrWriter, "\r\033[K")
+			fmt.Fprint(c.App.ErrWriter, clearLine)
 		}
 	}
 }
+
+// clearLine takes a progress line off the terminal.
+const clearLine = "\r\033[K"
