@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,8 +36,32 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	// HTML is one page, whatever the sessions, each in it once; the text
+	// of several sessions is set apart, as head(1) sets files apart.
+	page := c.String("format") == "html" && !c.IsSet("blob")
+	if page {
+		seen := map[string]bool{}
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			dup := seen[id]
+			seen[id] = true
+			return dup
+		})
+	}
+	for i, id := range ids {
 		m, err := st.Meta(id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case page && i == 0:
+			title := m.Title
+			if len(ids) > 1 {
+				title = strconv.Itoa(len(ids)) + " sessions"
+			}
+			err = format.WriteHTMLStart(c.Out(), title)
+		case c.String("format") == "text" && len(ids) > 1:
+			err = writeTextHeading(c, i, &m)
+		}
 		if err != nil {
 			return err
 		}
@@ -44,7 +69,21 @@ func export(c *tool.Ctx) error {
 			return err
 		}
 	}
+	if page {
+		return format.WriteHTMLEnd(c.Out())
+	}
 	return nil
+}
+
+// writeTextHeading sets a session's text apart from the one before:
+// "==> ID TITLE <==", after a blank line but for the first.
+func writeTextHeading(c *tool.Ctx, i int, m *session.Meta) error {
+	line := "==> " + m.ID + " " + strings.Join(strings.Fields(m.Title), " ") + " <==\n"
+	if i > 0 {
+		line = "\n" + line
+	}
+	_, err := c.Out().WriteString(line)
+	return err
 }
 
 func pickFormat(c *tool.Ctx) (exporter, error) {

@@ -20,12 +20,18 @@ var spec = tool.Spec{
             with --tree the head's line also has "head":true, and the
             line of a node that branches end at has their names,
             "branches":[names] ("" for an unnamed one)
-  markdown  a readable document; code fences always outlast their content
-  text      "Role: text" lines, whycodes' conversation text
+  markdown  a readable document; code fences always outlast their content,
+            what wc writes itself (the title, an unknown block's type)
+            is escaped, and so is a "<" outside code in the messages'
+            text, which a renderer would take for HTML
+  text      "Role: text" lines, whycodes' conversation text; of several
+            sessions, each after a line "==> ID TITLE <=="
   info      the session's info, as the other commands print it
   summary   whycodes' exit summary (--model, --duration, --binary)
   html      one self-contained page to read in a browser: no script,
-            no request, tool calls, results and thinking collapsible
+            no request, tool calls (summed up as Read(src/auth.go)),
+            results and thinking collapsible; several sessions make
+            one page, each session once
   request   a request body for --provider anthropic or openai, ready
             for curl: the system prompt placed the provider's way,
             tool calls paired with their results in the copy (a call
