@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,9 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
+
+// tableRows is how many sessions a table shows unless --limit says.
+const tableRows = 20
 
 // listLineBytes is about what a session's line of JSON takes (450 bytes
 // in the benchmark's store).
@@ -37,12 +41,21 @@ func list(c *tool.Ctx) error {
 		return tool.Usagef("--limit must not be negative")
 	}
 	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
+	// A table is for a person: the newest tableRows, and how many more.
+	// Counting them needs all the rows; a grep stops at one more.
+	limit, shorten := c.Int("limit"), table && !c.IsSet("limit")
+	if shorten {
+		limit = 0
+		if q.Grep != "" {
+			limit = tableRows + 1
+		}
+	}
 	var rows []session.Info
 	var st client.Handle
 	if order == nil && !c.Bool("empty") {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
-		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
+		q.Oldest, q.Limit = c.Bool("reverse"), limit
 		if st, err = c.OpenListing(q, !table); err != nil {
 			return err
 		}
@@ -65,13 +78,24 @@ func list(c *tool.Ctx) error {
 		if st, err = c.Open(client.Read); err != nil {
 			return err
 		}
-		rows, err = sortedRows(c, st, q, order)
+		rows, err = sortedRows(c, st, q, order, limit)
 	}
 	if err != nil {
 		return err
 	}
 	if table {
+		more := 0
+		if shorten && len(rows) > tableRows {
+			more = len(rows) - tableRows
+			rows = rows[:tableRows]
+		}
 		printTable(c, rows)
+		switch {
+		case more > 0 && q.Grep != "":
+			c.Out().WriteString("… and more (wc-ls -n 0 lists all)\n")
+		case more > 0:
+			fmt.Fprintf(c.Out(), "… and %d more (wc-ls -n 0 lists all)\n", more)
+		}
 		return nil
 	}
 	for i := range rows {
@@ -86,7 +110,7 @@ func list(c *tool.Ctx) error {
 // store's (nil: the store's, for --empty): all of them are read and sorted
 // (sessions that compare equal in id order, in either direction), and only
 // then grepped, until the limit.
-func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
+func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
 	reverse := c.Bool("reverse")
@@ -121,7 +145,7 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 	}
 	var rows []session.Info
 	for i := range infos {
-		if limit := c.Int("limit"); limit > 0 && len(rows) == limit {
+		if limit > 0 && len(rows) == limit {
 			break
 		}
 		if grep != "" {
@@ -227,11 +251,11 @@ func printTable(c *tool.Ctx, rows []session.Info) {
 			updated = t.Local().Format("2006-01-02 15:04")
 		}
 		title := []rune(m.Title)
-		if len(title) > 60 {
+		if c.Width() == 0 && len(title) > 60 {
 			title = append(title[:59], '…')
 		}
 		cells = append(cells, []string{m.ID[:8], updated, strconv.FormatUint(m.MessageCount, 10),
 			strconv.FormatUint(m.Tokens, 10), string(title)})
 	}
-	c.Table([]string{"ID", "UPDATED", "MSGS", "TOKENS", "TITLE"}, cells)
+	c.Table([]string{"ID", "UPDATED", "MSGS", "TOKENS", "TITLE"}, cells, 4)
 }
