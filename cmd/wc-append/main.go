@@ -43,7 +43,8 @@ Each session gets every message of the input or, on an error, none. When a sessi
 		{Text: "Record a model response and what it cost:", Command: `curl -s https://api.anthropic.com/v1/messages ... | wc-append 3f2a --cost 0.0123`},
 		{Text: "Append a tool result:", Command: `go test ./... 2>&1 | wc-append 3f2a --role tool --tool-call-id toolu_01`},
 	},
-	Action: appendTo,
+	Complete: tool.Completion{Values: map[string][]string{"role": {"user", "assistant", "system", "tool"}}},
+	Action:   appendTo,
 }
 
 func main() { tool.Main(&spec) }

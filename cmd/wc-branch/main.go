@@ -58,6 +58,13 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 		{Text: "Explore, then collapse the exploration into a report:", Command: "wc-branch 3f2a checkpoint --goal 'find the leak'\n# ... many turns later\necho 'The leak is in the cache.' | wc-branch 3f2a rewind --report -"},
 		{Text: "Free the space of abandoned paths in every session:", Command: `wc-ls | wc-branch gc`},
 	},
+	Complete: tool.Completion{Args: tool.ArgsVerbs, BranchVerbs: []string{"switch", "delete"}, Verbs: [][2]string{
+		{"mark", "name the head"}, {"tree", "the user turns of every path"}, {"switch", "move the head to a branch or a node"},
+		{"fork", "a new session from the active path"}, {"checkpoint", "remember the head for a rewind"},
+		{"rewind", "return to the checkpoint with a report"}, {"revert", "cut the active path after a node"},
+		{"undo", "cut the last user turn"}, {"set-messages", "make stdin's messages the active path"},
+		{"delete", "drop a branch name"}, {"gc", "delete what no head or branch reaches"},
+	}},
 	Action: branch,
 }
 

@@ -69,6 +69,10 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 		{Text: "Back up every session, and restore them in another store:", Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup"},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
+	Complete: tool.Completion{Values: map[string][]string{
+		"format":   {"json", "jsonl", "markdown", "text", "info", "summary", "html", "request", "backup"},
+		"provider": {"anthropic", "openai"},
+	}},
 	Action:  export,
 	Streams: true,
 }

@@ -37,7 +37,8 @@ Filters combine: --project keeps the sessions of a directory and of the director
 		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
 		{Text: "Remove the empty sessions that failed pipelines left:", Command: `wc-ls --empty | wc-rm`},
 	},
-	Action: list,
+	Complete: tool.Completion{Args: tool.ArgsNone, Values: map[string][]string{"sort": {"updated", "created", "title", "messages", "tokens"}}},
+	Action:   list,
 }
 
 func main() { tool.Main(&spec) }

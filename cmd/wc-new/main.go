@@ -53,7 +53,8 @@ With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and
 		{Text: "Back up every session losslessly, and restore them, ids and spilled output included, into another store:",
 			Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup | jq -r .title"},
 	},
-	Action: newSession,
+	Complete: tool.Completion{Args: tool.ArgsFiles, Values: map[string][]string{"import": {"auto", "native", "claude", "codex", "opencode", "openai", "anthropic"}}},
+	Action:   newSession,
 }
 
 func main() { tool.Main(&spec) }

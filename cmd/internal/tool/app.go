@@ -49,6 +49,8 @@ type Spec struct {
 	// printed, never reported as failed; ignoring costs nothing, where a
 	// handler's thread cost a short command 0.3 ms.
 	Signals string
+	// Complete says what the command's words are, for shell completion.
+	Complete Completion
 }
 
 // versionFlag is long only: -v, which many tools read as --verbose, must
@@ -255,7 +257,12 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		if spec.Streams {
 			c.out.startStreaming(stdout)
 		}
-		err := spec.Action(c)
+		var err error
+		if c.IsSet("completion") {
+			err = c.printCompletion(c.String("completion"))
+		} else {
+			err = spec.Action(c)
+		}
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			// A failed close may have lost what a partial batch did before
 			// its error, so its lines are not printed: the close's error is.
@@ -267,6 +274,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		// items; work that completed is printed, so that what was committed
 		// is never reported as failed.
 		return err
+	}
+	if len(args) > 1 && args[1] == completeCommand {
+		return runComplete(spec, args[2:], stdout)
 	}
 	err := validArgs(args)
 	if err == nil {
