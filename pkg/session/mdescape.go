@@ -37,8 +37,8 @@ func wordByte(c byte) bool {
 
 // escapeMarkdownHTML rewrites the markdown text b[start:] so that no '<'
 // outside a code span, a fenced code block or an indented code block
-// starts raw HTML: each becomes "\<". Code is left alone, as backslashes
-// there would show.
+// starts raw HTML: each that could becomes "\<". Code is left alone, as
+// backslashes there would show.
 func escapeMarkdownHTML(b []byte, start int) []byte {
 	if bytes.IndexByte(b[start:], '<') < 0 {
 		return b
@@ -122,7 +122,7 @@ func escapeInlineHTML(out, p []byte) []byte {
 			}
 			out = append(out, p[i:end]...)
 			i = end
-		case c == '<':
+		case c == '<' && i+1 < len(p) && startsMarkup(p[i+1]):
 			out = append(out, '\\', '<')
 			i++
 		default:
@@ -131,6 +131,14 @@ func escapeInlineHTML(out, p []byte) []byte {
 		}
 	}
 	return out
+}
+
+// startsMarkup reports whether a '<' before c may begin raw HTML or an
+// autolink: a tag, a closing tag, a comment or declaration, a processing
+// instruction, a URI scheme. Before anything else ("a < b", "<=", "<-ch")
+// it is text, and stays bare.
+func startsMarkup(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }
 
 // closingRun is the offset in p of the first run of exactly n backticks,

@@ -93,6 +93,7 @@ func TestMarkdownBlocks(t *testing.T) {
 		{"indented code", `{"role":"user","content":"<a>\n\n    x := <-ch\n\tif a<b {\nthen <b>\n    <c>"}`,
 			"### User\n\n\\<a>\n\n    x := <-ch\n\tif a<b {\nthen \\<b>\n    \\<c>\n\n"},
 		{"escaped already", `{"role":"user","content":"\\<b> and \\\\<i>"}`, "### User\n\n\\<b> and \\\\\\<i>\n\n"},
+		{"a < that starts nothing", `{"role":"user","content":"a < b, a<=b, <-ch, 1<2, <"}`, "### User\n\na < b, a<=b, <-ch, 1<2, <\n\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
