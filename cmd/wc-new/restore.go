@@ -79,7 +79,7 @@ func restore(c *tool.Ctx) error {
 			}
 			return c.PrintJSON(struct {
 				session.Info
-				SourceID string `json:"source_id,omitempty"`
+				RestoredFrom string `json:"restored_from,omitempty"`
 			}{s.Meta.Info(), source})
 		})
 		if err != nil {
