@@ -48,7 +48,8 @@ Each session gets every message of the input or, on an error, none. When a sessi
 			Wc:   "keeps it as Anthropic counts it: prompt_tokens minus cached_tokens as input, cached_tokens as cache reads, so that the total is still prompt plus completion tokens and nothing is counted twice.",
 			Test: "TestDepartureUsageFromChatCompletionLeavesCacheUnset (pkg/session/format/provider_test.go)"},
 	},
-	Action: appendTo,
+	Complete: tool.Completion{Values: map[string][]string{"role": {"user", "assistant", "system", "tool"}}},
+	Action:   appendTo,
 }
 
 func main() { tool.Main(&spec) }

@@ -59,7 +59,11 @@ func TestAmbiguousPrefix(t *testing.T) {
 	if code != 2 || stdout != "" {
 		t.Errorf("exit %d, stdout %q; want 2 and nothing", code, stdout)
 	}
-	want := "wc-append: session prefix abcd is ambiguous (2 sessions match)\nwc-append: hint: give more hex digits of the id\n"
+	want := "wc-append: session prefix abcd is ambiguous (2 sessions match)\n" +
+		"wc-append: hint: the candidates are:\n" +
+		"wc-append: hint:   abcd0000-0000-4000-8000-000000000001  p-ab\n" +
+		"wc-append: hint:   abcd1111-0000-4000-8000-000000000002  p-ab\n" +
+		"wc-append: hint: give more hex digits of the id\n"
 	if stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}

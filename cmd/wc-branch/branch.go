@@ -216,11 +216,14 @@ func tree(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) er
 	if err != nil {
 		return err
 	}
-	for _, row := range session.TreeRows(m, t) {
-		if c.Bool("text") {
-			fmt.Fprintln(c.Out(), row.Line())
-			continue
+	rows := session.TreeRows(m, t)
+	if c.Bool("text") {
+		for _, line := range session.TreeLines(rows) {
+			fmt.Fprintln(c.Out(), line)
 		}
+		return nil
+	}
+	for _, row := range rows {
 		if err := c.PrintJSON(struct {
 			ID string `json:"id"`
 			session.TreeRow

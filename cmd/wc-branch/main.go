@@ -74,6 +74,13 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 			Wc:   "rewinds such a checkpoint to the empty path: the message after it is exploration.",
 			Test: "TestCheckpointRewind, a checkpoint of an empty session rewinds to the empty path (pkg/session/branch_test.go)"},
 	},
+	Complete: tool.Completion{Args: tool.ArgsVerbs, BranchVerbs: []string{"switch", "delete"}, Verbs: [][2]string{
+		{"mark", "name the head"}, {"tree", "the user turns of every path"}, {"switch", "move the head to a branch or a node"},
+		{"fork", "a new session from the active path"}, {"checkpoint", "remember the head for a rewind"},
+		{"rewind", "return to the checkpoint with a report"}, {"revert", "cut the active path after a node"},
+		{"undo", "cut the last user turn"}, {"set-messages", "make stdin's messages the active path"},
+		{"delete", "drop a branch name"}, {"gc", "delete what no head or branch reaches"},
+	}},
 	Action: branch,
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/request"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,8 +37,32 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	// HTML is one page, whatever the sessions, each in it once; the text
+	// of several sessions is set apart, as head(1) sets files apart.
+	page := c.String("format") == "html" && !c.IsSet("blob")
+	if page {
+		seen := map[string]bool{}
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			dup := seen[id]
+			seen[id] = true
+			return dup
+		})
+	}
+	for i, id := range ids {
 		m, err := st.Meta(id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case page && i == 0:
+			title := m.Title
+			if len(ids) > 1 {
+				title = strconv.Itoa(len(ids)) + " sessions"
+			}
+			err = format.WriteHTMLStart(c.Out(), title)
+		case c.String("format") == "text" && len(ids) > 1:
+			err = writeTextHeading(c, i, &m)
+		}
 		if err != nil {
 			return err
 		}
@@ -44,7 +70,21 @@ func export(c *tool.Ctx) error {
 			return err
 		}
 	}
+	if page {
+		return format.WriteHTMLEnd(c.Out())
+	}
 	return nil
+}
+
+// writeTextHeading sets a session's text apart from the one before:
+// "==> ID TITLE <==", after a blank line but for the first.
+func writeTextHeading(c *tool.Ctx, i int, m *session.Meta) error {
+	line := "==> " + m.ID + " " + strings.Join(strings.Fields(m.Title), " ") + " <==\n"
+	if i > 0 {
+		line = "\n" + line
+	}
+	_, err := c.Out().WriteString(line)
+	return err
 }
 
 func pickFormat(c *tool.Ctx) (exporter, error) {
@@ -76,6 +116,8 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		return exportShare, nil
 	case "jsonl":
 		return exportNodes, nil
+	case "backup":
+		return exportBackup, nil
 	case "markdown", "md":
 		return exportMarkdown, nil
 	case "text":
@@ -103,7 +145,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			return err
 		}, nil
 	}
-	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request")
+	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request, backup")
 }
 
 func durationSeconds(s string) (uint64, error) {
@@ -178,29 +220,74 @@ func exportInfo(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 }
 
 func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	tree := c.Bool("tree")
-	// A tree's lines say which node is the head and which the branches end
-	// at, so that importing them makes the same session.
-	var names map[uint64][]string
-	if tree {
-		names = m.BranchNames()
+	if !c.Bool("tree") {
+		var line []byte
+		return st.Path(m.ID, m.Head, func(n *session.Node) error {
+			line = session.AppendNodeLine(line[:0], m.ID, n, false, nil)
+			_, err := c.Out().Write(line)
+			return err
+		})
 	}
+	_, err := writeTree(c, st, m)
+	return err
+}
+
+// writeTree writes the lines of every node of the session, which say
+// which node is the head and which the branches end at ("" for an unnamed
+// one), so that importing them makes the same session. It returns the
+// blobs the nodes point at.
+func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, error) {
+	names := m.BranchNames()
 	var line []byte
-	write := func(n *session.Node) error {
-		line = session.AppendNodeLine(line[:0], m.ID, n, tree && n.Seq == m.Head, names[n.Seq])
-		_, err := c.Out().Write(line)
-		return err
-	}
-	if !tree {
-		return st.Path(m.ID, m.Head, write)
-	}
-	return st.Nodes(m.ID, func(seq uint64, raw []byte) error {
+	var blobs [][32]byte
+	seen := map[[32]byte]bool{}
+	err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
 		n, err := session.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}
-		return write(&n)
+		if bytes.Contains(raw, []byte(session.BlobRefPrefix)) {
+			for _, sum := range session.BlobRefs([]session.Node{n}) {
+				if !seen[sum] {
+					seen[sum] = true
+					blobs = append(blobs, sum)
+				}
+			}
+		}
+		line = session.AppendNodeLine(line[:0], m.ID, &n, n.Seq == m.Head, names[n.Seq])
+		_, err = c.Out().Write(line)
+		return err
 	})
+	return blobs, err
+}
+
+// exportBackup writes everything the session holds (session.BackupReader
+// reads it back): its metadata, every node as a tree's jsonl line, and the
+// blobs they point at. A pointer to no blob the store holds (text that
+// only looks like one) has none to save.
+func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+	if _, err := c.Out().Write(session.AppendBackupHeader(nil, m)); err != nil {
+		return err
+	}
+	blobs, err := writeTree(c, st, m)
+	if err != nil {
+		return err
+	}
+	var line []byte
+	for _, sum := range blobs {
+		data, err := st.Blob(m.ID, sum)
+		if errors.Is(err, client.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		line = session.AppendBackupBlob(line[:0], m.ID, data)
+		if _, err := c.Out().Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {

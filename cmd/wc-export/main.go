@@ -21,9 +21,13 @@ var spec = tool.Spec{
             with --tree the head's line also has "head":true, and the
             line of a node that branches end at has their names,
             "branches":[names] ("" for an unnamed one)
-  markdown  a readable document; code fences always outlast their content
+  markdown  a readable document; code fences always outlast their content,
+            what wc writes itself (the title, an unknown block's type)
+            is escaped, and so is a "<" outside code in the messages'
+            text, which a renderer would take for HTML
   text      "Role: text" per message, as whycodes' conversation text,
-            but with every text block of the message, in order
+            but with every text block of the message, in order; of
+            several sessions, each after a line "==> ID TITLE <=="
   info      the session's info, as the other commands print it, and
             what whycodes reads of its messages: first_user_text (the
             text of the first user turn, null when it has none),
@@ -34,9 +38,14 @@ var spec = tool.Spec{
             when there is none)
   summary   whycodes' exit summary (--model, --duration, --binary)
   html      one self-contained page to read in a browser: no script,
-            no request, tool calls, results and thinking collapsible
+            no request, tool calls (summed up as Read(src/auth.go)),
+            results and thinking collapsible; several sessions make
+            one page, each session once
   request   a request body for --provider anthropic or openai, ready
             for curl (see Request bodies below)
+  backup    everything the session holds, for wc-new --restore: its
+            metadata as stored, every node as a --tree line, and the
+            spilled tool output its messages point at (see BACKUP)
 
 The share. whycodes loads every share wc writes with its own serde types, and wc-new --import native reads it back without losing a byte: after wc-export | wc-new --import native, wc-export --format jsonl --tree prints the same lines, but for the session id. A whycodes load keeps the session's id, title, title_source, system_prompt, project_path, created_at, updated_at, usage, cost, edit_stats, checkpoint (keep_until, goal, started_at), last_rewind_report, stream_rules and branches, and of each message its role, tool_call_id, name, created_at and content, of which whycodes knows text, image (a base64 or url source), tooluse, toolresult (a string), thinking and redacted_thinking blocks. What it cannot load goes in members its serde skips, which only wc reads back:
 
@@ -118,14 +127,16 @@ Which blocks go to which provider (each only to the one that can replay it):
 
 An image or document a provider cannot take (a file source, an unsupported media type) becomes the text "[image not sent: ...]". A final assistant message is a prefill to the Messages API, which extended thinking and newer models refuse: for anthropic wc-export refuses such a body (65) with a hint; --no-prefill leaves the message out, --prefill sends it, its trailing whitespace and thinking cut as the API asks. For openai it is sent (the model answers after it), or left out with --no-prefill. A body with no message at all is refused (65).
 
-With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. No export format carries those bodies: a session's share JSON or JSONL keeps its wc-blob: pointers, so a backup of a spilled session needs its blobs too (wc-export --blob for each pointer), or a copy of the whole store directory.
+With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. Of the formats only backup carries those bodies: share JSON and JSONL keep the wc-blob: pointers alone.
+
+BACKUP. wc-ls | wc-export --format backup > FILE backs up every session, and wc-new --restore FILE puts them back, each with its id, its nodes and their seqs, its branches, checkpoint, usage, cost and times, and its blobs, so that every export of a restored session is byte for byte what it was. A backup is one JSON object a line, each with the session's "id": first the session's line {"id","backup":1,"meta"} (meta is the session's stored metadata), then one line per node as --format jsonl --tree writes them, then {"id","blob":SHA256,"data":BASE64} for each blob its messages point at. Share JSON (--format json) is what whycodes reads; a backup is for wc alone.
 
 Exports read the store under a shared lock, so any number run side by side. Unlike the commands that write, wc-export prints as it reads: what it reads is on disk already. Output that stdout does not take at once (a pager nobody scrolls) waits in memory, then in an unlinked temporary file under TMPDIR, so that a slow reader never holds the lock, and other commands, back.
 
 If an export fails midway (a damaged store, a full disk behind stdout), it exits with its error as always, and stdout holds what was written before the failure: whole documents for the sessions before, and a truncated one for the session that failed.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html or request"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`: json, jsonl, markdown, text, info, summary, html, request or backup"},
 			&cli.BoolFlag{Name: "tree", Usage: "with jsonl: every node of the tree, not only the active path"},
 			&cli.StringFlag{Name: "blob", Usage: "print the tool output spilled as wc-blob:`SHA256`, byte for byte, instead of a format"},
 			&cli.StringFlag{Name: "model", Usage: "with summary: the `MODEL` label (default: unknown); with request: the model to ask"},
@@ -144,7 +155,7 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 	Examples: []tool.Example{
 		{Text: "Read a session as markdown:", Command: `wc-export 3f2a --format markdown | less`},
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
-		{Text: "Back up every session as share JSON:", Command: `wc-ls | wc-export > backup.ndjson`},
+		{Text: "Back up every session, and restore them in another store:", Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup"},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
 	Differences: []tool.Difference{
@@ -152,6 +163,10 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
 			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
 	},
+	Complete: tool.Completion{Values: map[string][]string{
+		"format":   {"json", "jsonl", "markdown", "text", "info", "summary", "html", "request", "backup"},
+		"provider": {"anthropic", "openai"},
+	}},
 	Action:  export,
 	Streams: true,
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +17,9 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
+
+// tableRows is how many sessions a table shows unless --limit says.
+const tableRows = 20
 
 // listLineBytes is about what a session's line of JSON takes (450 bytes
 // in the benchmark's store).
@@ -40,12 +44,21 @@ func list(c *tool.Ctx) error {
 		return tool.Usagef("--limit must not be negative")
 	}
 	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
+	// A table is for a person: the newest tableRows, and how many more.
+	// Counting them needs all the rows; a grep stops at one more.
+	limit, shorten := c.Int("limit"), table && !c.IsSet("limit")
+	if shorten {
+		limit = 0
+		if q.Grep != "" {
+			limit = tableRows + 1
+		}
+	}
 	var rows []session.Info
 	var st client.Handle
-	if order == nil {
+	if order == nil && !c.Bool("empty") {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
-		q.Oldest, q.Limit = c.Bool("reverse"), c.Int("limit")
+		q.Oldest, q.Limit = c.Bool("reverse"), limit
 		if st, err = c.OpenListing(q, !table); err != nil {
 			return err
 		}
@@ -71,13 +84,24 @@ func list(c *tool.Ctx) error {
 		if st, err = c.Open(client.Read); err != nil {
 			return err
 		}
-		rows, err = sortedRows(c, st, q, order)
+		rows, err = sortedRows(c, st, q, order, limit)
 	}
 	if err != nil {
 		return err
 	}
 	if table {
+		more := 0
+		if shorten && len(rows) > tableRows {
+			more = len(rows) - tableRows
+			rows = rows[:tableRows]
+		}
 		printTable(c, rows)
+		switch {
+		case more > 0 && q.Grep != "":
+			c.Out().WriteString("… and more (wc-ls -n 0 lists all)\n")
+		case more > 0:
+			fmt.Fprintf(c.Out(), "… and %d more (wc-ls -n 0 lists all)\n", more)
+		}
 		return nil
 	}
 	for i := range rows {
@@ -89,14 +113,22 @@ func list(c *tool.Ctx) error {
 }
 
 // sortedRows lists the sessions q selects in another order than the
-// store's: all of them are read and sorted (sessions that compare equal in
-// id order, in either direction), and only then grepped, until the limit.
-func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int) ([]session.Info, error) {
+// store's (nil: the store's, for --empty): all of them are read and sorted
+// (sessions that compare equal in id order, in either direction), and only
+// then grepped, until the limit.
+func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
+	reverse := c.Bool("reverse")
+	onlyEmpty := c.Bool("empty")
+	if order == nil {
+		q.Oldest = reverse
+	}
 	var infos []session.Info
 	err := st.ListInfo(q, func(info *session.Info) error {
-		infos = append(infos, *info)
+		if !onlyEmpty || isEmpty(info) {
+			infos = append(infos, *info)
+		}
 		return nil
 	})
 	if err == nil {
@@ -105,23 +137,24 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 	if err != nil {
 		return nil, err
 	}
-	reverse := c.Bool("reverse")
-	slices.SortFunc(infos, func(a, b session.Info) int {
-		r := order(&a, &b)
-		if reverse {
-			r = -r
-		}
-		if r != 0 {
-			return r
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	if order != nil {
+		slices.SortFunc(infos, func(a, b session.Info) int {
+			r := order(&a, &b)
+			if reverse {
+				r = -r
+			}
+			if r != 0 {
+				return r
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
 	if q.Fold {
 		grep = strings.ToLower(grep)
 	}
 	var rows []session.Info
 	for i := range infos {
-		if limit := c.Int("limit"); limit > 0 && len(rows) == limit {
+		if limit > 0 && len(rows) == limit {
 			break
 		}
 		if grep != "" {
@@ -203,6 +236,11 @@ func upgradeTitles(st client.Handle, rows []session.Info) error {
 	}
 	return nil
 }
+
+// isEmpty reports a session without a message on any path: what wc-new
+// printed, when nothing came of it (the next command of its pipeline
+// failed).
+func isEmpty(info *session.Info) bool { return info.MessageCount == 0 && info.Branches == 0 }
 
 func readQuery(c *tool.Ctx) (client.ListQuery, error) {
 	q := client.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
@@ -288,11 +326,11 @@ func printTable(c *tool.Ctx, rows []session.Info) {
 			updated = t.Local().Format("2006-01-02 15:04")
 		}
 		title := []rune(m.Title)
-		if len(title) > 60 {
+		if c.Width() == 0 && len(title) > 60 {
 			title = append(title[:59], '…')
 		}
 		cells = append(cells, []string{m.ID[:8], updated, strconv.FormatUint(m.MessageCount, 10),
 			strconv.FormatUint(m.Tokens, 10), string(title)})
 	}
-	c.Table([]string{"ID", "UPDATED", "MSGS", "TOKENS", "TITLE"}, cells)
+	c.Table([]string{"ID", "UPDATED", "MSGS", "TOKENS", "TITLE"}, cells, 4)
 }

@@ -43,7 +43,9 @@ Imports keep the structure: tool calls and results stay paired blocks, thinking 
 
 A native share keeps everything (title, times, usage, cost, branches, and the members only wc reads: wc_content, wc_tree; see wc-export(1)); only the id is new. A share whose title_source is not default, heuristic, generated or manual, whose times are not RFC 3339 as whycodes reads them, or whose wc_tree does not match its paths is refused with status 65. The lines of wc-export --format jsonl make a session per id they carry; with --tree they make its tree again, with its head and branches as their "head" and "branches" members say (lines with neither make the newest leaf the head and the other leaves unnamed branches; on the lines of a path both are ignored). Two heads, a branch name wc-branch could not give (a number, control characters, space around it) or members of another shape are refused with status 65. Lines of one path in its order make that path, also when a filter left some out. Lines that are neither (a tree a filter thinned, lines out of order) are refused with status 65: read as a path they would interleave its branches. A stream that mixes such lines with other messages is one path. A foreign import is titled from the source when it has a title (a Claude Code custom or ai title, agent name or summary, an opencode title), which is then manual, as a title hint is to whycodes' from_imported; else from the first prompt the user typed, in whichever path of it came first (what an agent or the system wrote as the user, such as task notifications, command output and compaction prompts, never titles a session). As in whycodes only that first prompt can title: an image-only first prompt leaves the default title. A share still on a placeholder title (a legacy "New session - …" or "project-ab", title_source "default") takes the title of its first user turn the same way, as whycodes does when it resumes one. A share without edit_stats has them counted from its active path's tool results, as whycodes rebuilds them on load. --title and --project override.
 
-Each import records its source: its format, the source's own session id and the file's absolute path, which every command's output and wc-ls rows carry as "source_format", "source_id" and "source_path". A source imported before (the same format and source id; for a source without an id, the same file) is not imported again: its line is the stored session's, with "existing":true. With --update the stored session gains what the source gained since (the messages past the part both share, with their usage; a source rewound or compacted since keeps the old path as a branch), and the line says how many messages were "added"; a cron job that runs "wc-new --update ~/.claude/projects" keeps a store in step with Claude Code. --again imports a new copy all the same.`,
+Each import records its source: its format, the source's own session id and the file's absolute path, which every command's output and wc-ls rows carry as "source_format", "source_id" and "source_path". A source imported before (the same format and source id; for a source without an id, the same file) is not imported again: its line is the stored session's, with "existing":true. With --update the stored session gains what the source gained since (the messages past the part both share, with their usage; a source rewound or compacted since keeps the old path as a branch), and the line says how many messages were "added"; a cron job that runs "wc-new --update ~/.claude/projects" keeps a store in step with Claude Code. --again imports a new copy all the same.
+
+With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and its sessions come back whole: their ids, nodes and seqs, branches, checkpoints, usage, cost, times and spilled tool output, so that every export of a restored session is byte for byte what it was when backed up. A session whose id is in the store already is refused (status 1) and nothing is restored; --new-ids restores every session under a new id instead, and its line's "restored_from" is the id in the backup. Every file is read and checked before the store is opened, then read again as its sessions are committed one by one, so a backup is never held whole in memory (stdin is, up to 1 GiB).`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
@@ -54,6 +56,8 @@ Each import records its source: its format, the source's own session id and the 
 			&cli.StringSliceFlag{Name: "select", Usage: "with an SQLite database: import only the session, conversation or thread of `ID` (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "for a source imported before: add to its session what the source gained since"},
 			&cli.BoolFlag{Name: "again", Usage: "import a source imported before as a new session all the same"},
+			&cli.BoolFlag{Name: "restore", Usage: "restore the sessions of each FILE (or stdin), a backup written by wc-export --format backup, with their ids"},
+			&cli.BoolFlag{Name: "new-ids", Usage: "with --restore: give every restored session a new id, so that a backup restores beside the sessions it was taken from"},
 		}
 	},
 	Examples: []tool.Example{
@@ -66,13 +70,16 @@ Each import records its source: its format, the source's own session id and the 
 			Command: `wc-new --update ~/.claude/projects | jq -c 'select(.added > 0) | {id, title, added}'`},
 		{Text: "Restore a backup of every session (wc-ls | wc-export > backup.ndjson) into another store:",
 			Command: `wc-new --store ~/restored backup.ndjson | jq -r .title`},
+		{Text: "Back up every session losslessly, and restore them, ids and spilled output included, into another store:",
+			Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup | jq -r .title"},
 	},
 	Differences: []tool.Difference{
 		{Whycodes: "a session loaded from its database starts its cost and its stream-rule ledger at zero and infers title_source from the title.",
 			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
 			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
 	},
-	Action: newSession,
+	Complete: tool.Completion{Args: tool.ArgsFiles, Values: map[string][]string{"import": {"auto", "native", "claude", "codex", "opencode", "gemini", "cursor", "goose", "llm", "openai", "anthropic"}}},
+	Action:   newSession,
 }
 
 func main() { tool.Main(&spec) }

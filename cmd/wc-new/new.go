@@ -15,6 +15,12 @@ import (
 )
 
 func newSession(c *tool.Ctx) error {
+	if c.Bool("restore") {
+		return restore(c)
+	}
+	if c.Bool("new-ids") {
+		return tool.Usagef("--new-ids goes with --restore")
+	}
 	system, err := c.TextArg("system")
 	if err != nil {
 		return err
@@ -112,11 +118,16 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, 
 		switch {
 		case errors.As(err, &bad) && in.inTree:
 			reason := bad.msg
-			if reason == "empty" {
+			switch reason {
+			case "empty":
 				reason = "the file is empty"
+			case "backup":
+				reason = "a backup, not a transcript (restore it with wc-new --restore)"
 			}
 			skipped = append(skipped, skippedFile{File: in.path, Reason: reason})
 			continue
+		case bad != nil && bad.msg == "backup":
+			return nil, nil, tool.DataErrf("%s", bad.Error()).WithHint("restore it with wc-new --restore")
 		case bad != nil:
 			return nil, nil, tool.DataErrf("%s", bad.Error())
 		case err != nil:
@@ -158,8 +169,11 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, 
 type badFile struct{ name, msg string }
 
 func (e *badFile) Error() string {
-	if e.msg == "empty" {
+	switch e.msg {
+	case "empty":
 		return e.name + " is empty"
+	case "backup":
+		return e.name + " is a backup, not a transcript"
 	}
 	return e.name + ": " + e.msg
 }
@@ -179,6 +193,9 @@ func readOne(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &badFile{name, "empty"}
+	}
+	if session.IsBackup(data) {
+		return nil, &badFile{name, "backup"}
 	}
 	if bytes.HasPrefix(data, []byte(format.SQLiteMagic)) {
 		return nil, &badFile{name, "an SQLite database is read from its file: give its path"}

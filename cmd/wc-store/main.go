@@ -28,9 +28,10 @@ With --stop it asks the resident process of the store to stop once the commands 
 		{Text: "Stop the resident process, then copy the store while no wc command runs:", Command: `wc-store --stop && tar -czf wc-backup.tgz -C ~/.local/share wc`},
 		{Text: "Serve the store until stopped, as a service would:", Command: `wc-store --idle 0`},
 	},
-	Action:  run,
-	Streams: true,
-	Signals: "SIGTERM, SIGINT or SIGHUP stops wc-store serving: it closes the store once the commands it serves are done, and exits 0. SIGKILL stops it as a crash would; the commands it served then fail, and what they had not printed may or may not be in the store.",
+	Complete: tool.Completion{Args: tool.ArgsNone},
+	Action:   run,
+	Streams:  true,
+	Signals:  "SIGTERM, SIGINT or SIGHUP stops wc-store serving: it closes the store once the commands it serves are done, and exits 0. SIGKILL stops it as a crash would; the commands it served then fail, and what they had not printed may or may not be in the store.",
 }
 
 func main() {

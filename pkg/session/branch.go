@@ -179,10 +179,35 @@ type TreeRow struct {
 
 // Line renders a row: "• label" on the active path, "● label" at its leaf,
 // "○ label" off it, indented by depth, forks marked "├", names in brackets.
-func (r TreeRow) Line() string {
+func (r TreeRow) Line() string { return r.line(false) }
+
+// TreeLines renders rows as Line does, but for the last of the turns a
+// fork parts into, which is marked "└".
+func TreeLines(rows []TreeRow) []string {
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		last := r.ForkStart
+		for _, later := range rows[i+1:] {
+			if later.Depth < r.Depth {
+				break
+			}
+			if later.Depth == r.Depth && later.ForkStart {
+				last = false
+				break
+			}
+		}
+		lines[i] = r.line(last)
+	}
+	return lines
+}
+
+func (r TreeRow) line(lastFork bool) string {
 	var b strings.Builder
 	b.WriteString(strings.Repeat("  ", r.Depth))
-	if r.ForkStart {
+	switch {
+	case lastFork:
+		b.WriteString("└ ")
+	case r.ForkStart:
 		b.WriteString("├ ")
 	}
 	switch {

@@ -76,13 +76,7 @@ func (s *brSession) texts() []string { return brTexts(s.tree().Path(s.m.Head)) }
 
 func (s *brSession) rows() []session.TreeRow { return session.TreeRows(&s.m, s.tree()) }
 
-func (s *brSession) lines() []string {
-	var out []string
-	for _, r := range s.rows() {
-		out = append(out, r.Line())
-	}
-	return out
-}
+func (s *brSession) lines() []string { return session.TreeLines(s.rows()) }
 
 func brTexts(path []*session.Node) []string {
 	out := []string{}
@@ -897,7 +891,7 @@ func TestTreeRowsForks(t *testing.T) {
 	}, []string{
 		"• fix the login bug",
 		"  ├ ○ now add tests [with-mutex]",
-		"  ├ ● use a channel instead",
+		"  └ ● use a channel instead",
 	})
 
 	// Back on the first path, one more turn: a single next turn does not indent.
@@ -915,7 +909,7 @@ func TestTreeRowsForks(t *testing.T) {
 		"• fix the login bug",
 		"  ├ • now add tests [with-mutex]",
 		"  ● and benchmarks",
-		"  ├ ○ use a channel instead",
+		"  └ ○ use a channel instead",
 	})
 
 	t.Run("names sit at the turn holding the node", func(t *testing.T) {
@@ -1001,8 +995,8 @@ func TestTreeRowsForks(t *testing.T) {
 			"├ ○ fix the login bug",
 			"  ├ ○ now add tests [with-mutex]",
 			"  ○ and benchmarks",
-			"  ├ ○ use a channel instead",
-			"├ ● start over",
+			"  └ ○ use a channel instead",
+			"└ ● start over",
 		})
 	})
 
@@ -1033,7 +1027,7 @@ func TestTreeRowsForks(t *testing.T) {
 			row(1, true, "q2b", nil, true, false, 5, 6),
 			row(2, true, "q3", nil, false, false, 7, 7),
 			row(2, true, "q3b", nil, true, true, 8, 8),
-		}, []string{"• q1", "  ├ ○ q2", "  ├ • q2b", "    ├ ○ q3", "    ├ ● q3b"})
+		}, []string{"• q1", "  ├ ○ q2", "  └ • q2b", "    ├ ○ q3", "    └ ● q3b"})
 	})
 }
 

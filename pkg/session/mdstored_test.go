@@ -53,6 +53,8 @@ func checkStoredMarkdown(t *testing.T, data []byte) {
 
 // Forms the fast writer takes, and those it leaves to Message.
 var storedMarkdownSeeds = []string{
+	"{\"role\":\"user\",\"content\":\"a <b> `<c>`\\n```\\n<d>\\n```\\n\\n    <e>\"}",
+	"{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Vec<String> \\\\<x>\"}]}",
 	"{\"role\":\"tool\",\"content\":\"a ```` b\\u001b[31m red \\u007f \u00c2\u0085 \\b\"}",
 	`{"role":"tool","content":"fails","is_error":true}`,
 	`{"role":"tool","content":"fine","is_error":false}`,

@@ -83,13 +83,13 @@ func NewMarkdownWriter(w io.Writer) *MarkdownWriter { return &MarkdownWriter{w: 
 func (mw *MarkdownWriter) Header(m *Meta) error {
 	b := mw.buf[:0]
 	b = append(b, "# "...)
-	b = append(b, oneLine(m.Title)...)
+	b = appendEscapedInline(b, oneLine(m.Title))
 	b = append(b, "\n\n- **Session:** "...)
 	b = appendCodeSpan(b, m.ID)
 	b = append(b, "\n- **Project:** "...)
 	b = appendCodeSpan(b, m.ProjectPath)
 	b = append(b, "\n- **Created:** "...)
-	b = append(b, rfc3339AsWhycodes(m.CreatedAt)...)
+	b = appendEscapedInline(b, oneLine(rfc3339AsWhycodes(m.CreatedAt)))
 	b = append(b, "\n\n---\n\n"...)
 	return mw.flush(b)
 }
@@ -211,7 +211,7 @@ func appendMarkdownBlock(b []byte, blk *Block) []byte {
 		return append(b, "*[redacted thinking]*\n\n"...)
 	}
 	b = append(b, "*["...)
-	b = append(b, strings.ReplaceAll(oneLine(blk.Type), "]", "")...)
+	b = appendEscapedInline(b, oneLine(blk.Type))
 	return append(b, "]*\n\n"...)
 }
 
@@ -225,6 +225,7 @@ func appendMarkdownText(b []byte, text string) []byte {
 // endMarkdownText ends the markdown text b[start:] as appendMarkdownText
 // does.
 func endMarkdownText(b []byte, start int) []byte {
+	b = escapeMarkdownHTML(b, start)
 	if fence := openFence(b[start:]); fence != "" {
 		if len(b) == start || b[len(b)-1] != '\n' {
 			b = append(b, '\n')
@@ -246,36 +247,43 @@ func openFence(text []byte) string {
 			line = text[:i+1]
 		}
 		text = text[len(line):]
-		// Only a line that starts, after at most three spaces, with a
-		// backtick or tilde can open or close a fence.
-		j := 0
-		for j < len(line) && j < 4 && line[j] == ' ' {
-			j++
-		}
-		if j == len(line) || line[j] != '`' && line[j] != '~' {
-			continue
-		}
-		l := bytes.TrimRight(line, "\r\n")
-		t := bytes.TrimLeft(l, " ")
-		if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-			continue
-		}
-		n := 0
-		for n < len(t) && t[n] == t[0] {
-			n++
-		}
-		switch {
-		case n < 3:
-		case open == nil:
-			if t[0] == '`' && bytes.IndexByte(t[n:], '`') >= 0 {
-				continue // not a fence: a backtick fence's info has no backticks
-			}
-			open = t[:n]
-		case t[0] == open[0] && n >= len(open) && len(bytes.TrimSpace(t[n:])) == 0:
-			open = nil
-		}
+		open = fenceStep(line, open)
 	}
 	return string(open)
+}
+
+// fenceStep is the fence open after line, given open, the opening run of
+// the fence open before it (nil: none).
+func fenceStep(line, open []byte) []byte {
+	// Only a line that starts, after at most three spaces, with a
+	// backtick or tilde can open or close a fence.
+	j := 0
+	for j < len(line) && j < 4 && line[j] == ' ' {
+		j++
+	}
+	if j == len(line) || line[j] != '`' && line[j] != '~' {
+		return open
+	}
+	l := bytes.TrimRight(line, "\r\n")
+	t := bytes.TrimLeft(l, " ")
+	if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return open
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	switch {
+	case n < 3:
+	case open == nil:
+		if t[0] == '`' && bytes.IndexByte(t[n:], '`') >= 0 {
+			return nil // not a fence: a backtick fence's info has no backticks
+		}
+		return t[:n]
+	case t[0] == open[0] && n >= len(open) && len(bytes.TrimSpace(t[n:])) == 0:
+		return nil
+	}
+	return open
 }
 
 // appendFence writes body in a fenced block whose fence is longer than any

@@ -76,8 +76,24 @@ func TestMarkdownBlocks(t *testing.T) {
 		{"tool blocks", `{"role":"tool","content":[{"type":"text","text":"shot"},{"type":"image","source":{}}],"tool_call_id":"c"}`, "### Tool\n\n```result\nshot\n```\n\n*[image]*\n\n"},
 		{"tool blocks error", `{"role":"tool","content":[{"type":"text","text":"bad"}],"tool_call_id":"c","is_error":true}`, "### Tool\n\n```error\nbad\n```\n\n"},
 		{"system", `{"role":"system","content":"be terse"}`, "### System\n\nbe terse\n\n"},
-		{"unknown block", `{"role":"assistant","content":[{"type":"web_search]result","x":1}]}`, "### Assistant\n\n*[web_searchresult]*\n\n"},
+		{"unknown block", `{"role":"assistant","content":[{"type":"web_search]result","x":1}]}`, "### Assistant\n\n*[web_search\\]result]*\n\n"},
 		{"empty blocks", `{"role":"assistant","content":[]}`, "### Assistant\n\n"},
+		{"unknown block's type is text", `{"role":"assistant","content":[{"type":"<img src=x onerror=alert(1)>"}]}`,
+			"### Assistant\n\n*[\\<img src=x onerror=alert(1)\\>]*\n\n"},
+		// Text that markdown would take for HTML is escaped, outside code only.
+		{"html in text", `{"role":"user","content":"a Vec<String> and <script>alert(1)</script>"}`,
+			"### User\n\na Vec\\<String> and \\<script>alert(1)\\</script>\n\n"},
+		{"html in a code span", "{\"role\":\"user\",\"content\":\"use `Vec<String>` or ``a ` <b>``\"}",
+			"### User\n\nuse `Vec<String>` or ``a ` <b>``\n\n"},
+		{"an unclosed backtick is literal", "{\"role\":\"user\",\"content\":\"a ` <b>\"}", "### User\n\na ` \\<b>\n\n"},
+		{"a code span across lines", "{\"role\":\"user\",\"content\":\"see `a\\n<b>` then <i>\"}", "### User\n\nsee `a\n<b>` then \\<i>\n\n"},
+		{"a span ends at its paragraph", "{\"role\":\"user\",\"content\":\"a `x\\n\\n<b>`\"}", "### User\n\na `x\n\n\\<b>`\n\n"},
+		{"html in fences", "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"<p>\\n```go\\nx := <-ch\\n```\\n<q>\\n~~~\\n<r>\"}]}",
+			"### Assistant\n\n\\<p>\n```go\nx := <-ch\n```\n\\<q>\n~~~\n<r>\n~~~\n\n"},
+		{"indented code", `{"role":"user","content":"<a>\n\n    x := <-ch\n\tif a<b {\nthen <b>\n    <c>"}`,
+			"### User\n\n\\<a>\n\n    x := <-ch\n\tif a<b {\nthen \\<b>\n    \\<c>\n\n"},
+		{"escaped already", `{"role":"user","content":"\\<b> and \\\\<i>"}`, "### User\n\n\\<b> and \\\\\\<i>\n\n"},
+		{"a < that starts nothing", `{"role":"user","content":"a < b, a<=b, <-ch, 1<2, <"}`, "### User\n\na < b, a<=b, <-ch, 1<2, <\n\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +121,8 @@ func TestMarkdownHeader(t *testing.T) {
 			"# a b c\n\n- **Session:** `" + testID + "`\n- **Project:** `/p`\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 		{"backticks in the path", "t", "/x/a`b",
 			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** ``/x/a`b``\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
+		{"markup in the title is text", "T2 <script>alert(1)</script> *a* _b_ [c](d) `e` &amp; # parse_config", "/p",
+			"# T2 \\<script\\>alert(1)\\</script\\> \\*a\\* \\_b\\_ \\[c\\](d) \\`e\\` \\&amp; \\# parse_config\n\n- **Session:** `" + testID + "`\n- **Project:** `/p`\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 		{"path ending in a backtick", "t", "/x/a`",
 			"# t\n\n- **Session:** `" + testID + "`\n- **Project:** `` /x/a` ``\n- **Created:** 2026-08-21T12:00:00+00:00\n\n---\n\n"},
 	}

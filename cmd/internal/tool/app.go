@@ -55,6 +55,8 @@ type Spec struct {
 	// Differences lists where the command departs from whycodes on
 	// purpose, for the man page's DIFFERENCES FROM WHYCODES.
 	Differences []Difference
+	// Complete says what the command's words are, for shell completion.
+	Complete Completion
 }
 
 // ExitStatus documents one exit status.
@@ -69,6 +71,10 @@ type Difference struct {
 	Whycodes, Wc, Test string
 }
 
+// versionFlag is long only: -v, which many tools read as --verbose, must
+// not make a command do nothing and succeed.
+var versionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+
 // ignoredSignals is the man page's SIGNALS of the other commands.
 const ignoredSignals = "SIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
 
@@ -82,7 +88,7 @@ type Example struct {
 type EnvVar struct{ Name, Text string }
 
 // Commands lists every wc binary, for SEE ALSO.
-var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls", "wc-store"}
+var Commands = []string{"wc-new", "wc-append", "wc-compact", "wc-branch", "wc-export", "wc-ls", "wc-rm", "wc-store"}
 
 // Version is the module version of the running binary.
 func Version() string {
@@ -107,6 +113,9 @@ type Ctx struct {
 	closers   []func() error
 	stdoutTTY bool
 	given     map[string]bool // see IsSet
+	// progressShown: a progress line is on stderr, to be cleared before
+	// an error line.
+	progressShown bool
 }
 
 // IsSet reports whether a flag was given, on the command line or through
@@ -256,6 +265,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	defer stop()
 
 	cli.FlagStringer = helpLine // urfave/cli's help takes it from a global
+	cli.VersionFlag = versionFlag
 	app := spec.App()
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	var c *Ctx
@@ -265,7 +275,12 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		if spec.Streams {
 			c.out.startStreaming(stdout)
 		}
-		err := spec.Action(c)
+		var err error
+		if c.IsSet("completion") {
+			err = c.printCompletion(c.String("completion"))
+		} else {
+			err = spec.Action(c)
+		}
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			// A failed close may have lost what a partial batch did before
 			// its error, so its lines are not printed: the close's error is.
@@ -277,6 +292,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 		// items; work that completed is printed, so that what was committed
 		// is never reported as failed.
 		return err
+	}
+	if len(args) > 1 && args[1] == completeCommand {
+		return runComplete(spec, args[2:], stdout)
 	}
 	err := validArgs(args)
 	if err == nil {
@@ -293,6 +311,9 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	}
 	if err != nil {
 		code, hints := exitStatus(err)
+		if c != nil && c.progressShown {
+			fmt.Fprint(stderr, clearLine)
+		}
 		fmt.Fprintf(stderr, "%s: %s\n", spec.Name, errorLine(err))
 		for _, h := range hints {
 			fmt.Fprintf(stderr, "%s: hint: %s\n", spec.Name, h)
@@ -353,7 +374,10 @@ func isTerminal(v any) bool {
 
 // reorderArgs moves flags in front of positional arguments, because
 // urfave/cli v2 stops parsing flags at the first positional one and
-// "wc-append 3f2a --text hi" must work. A flag that takes a value keeps it.
+// "wc-append 3f2a --text hi" must work. A flag that takes a value keeps it;
+// a one-letter one may have it attached ("-n2"). --help anywhere but as a
+// flag's value asks for help alone: with arguments, urfave/cli would take
+// the first for a help topic.
 func reorderArgs(args []string, flags []cli.Flag) []string {
 	if len(args) == 0 {
 		return args
@@ -377,8 +401,15 @@ func reorderArgs(args []string, flags []cli.Flag) []string {
 			pos = append(pos, a)
 			continue
 		}
-		opts = append(opts, a)
 		name := strings.TrimLeft(a, "-")
+		switch {
+		case name == "help" || name == "h":
+			return []string{args[0], "--help"}
+		case a[1] != '-' && len(name) > 1 && !takesValue[name] && takesValue[name[:1]] && name[1] != '=':
+			opts = append(opts, "-"+name[:1], name[1:]) // -n2
+			continue
+		}
+		opts = append(opts, a)
 		if strings.Contains(name, "=") {
 			continue
 		}

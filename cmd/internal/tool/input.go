@@ -220,10 +220,44 @@ func Resolve(st client.Handle, refs []string) ([]string, error) {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		id, err := st.Resolve(r)
+		if errors.Is(err, client.ErrAmbiguous) {
+			return nil, ambiguous(st, r, err)
+		}
 		if err != nil {
 			return nil, err
 		}
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// maxCandidates bounds the sessions an ambiguous reference's hints list.
+const maxCandidates = 10
+
+// ambiguous is the error of a reference several sessions match, with the
+// candidates as hints, as git lists them for a short object name.
+func ambiguous(st client.Handle, ref string, err error) error {
+	digits, _ := client.RefDigits(ref)
+	var lines []string
+	more := 0
+	lerr := st.ListInfo(client.ListQuery{}, func(info *session.Info) error {
+		if !strings.HasPrefix(strings.ReplaceAll(info.ID, "-", ""), digits) {
+			return nil
+		}
+		if len(lines) == maxCandidates {
+			more++
+			return nil
+		}
+		lines = append(lines, "  "+info.ID+"  "+info.Title)
+		return nil
+	})
+	te := Usagef("%s", err.Error())
+	if lerr == nil && len(lines) > 0 {
+		te.WithHint("the candidates are:")
+		te.Hints = append(te.Hints, lines...)
+		if more > 0 {
+			te.WithHint("  and %d more", more)
+		}
+	}
+	return te.WithHint("give more hex digits of the id")
 }

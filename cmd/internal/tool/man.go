@@ -28,7 +28,7 @@ func (spec *Spec) ManPage() string {
 		writeFlag(&b, f)
 	}
 	b.WriteString(".TP\n.B \\-\\-help, \\-h\nShow help and exit.\n")
-	b.WriteString(".TP\n.B \\-\\-version, \\-v\nPrint the version and exit.\n")
+	b.WriteString(".TP\n.B \\-\\-version\nPrint the version and exit.\n")
 	b.WriteString(".TP\n.B \\-\\-generate\\-bash\\-completion\nFor shell completion, as the last argument: after a partial flag, print the flags it may complete to, one a line, and do nothing else.\n")
 
 	b.WriteString(".SH EXIT STATUS\n")

@@ -25,6 +25,7 @@ func commonFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"WC_LOCK_TIMEOUT"}, Value: defaultLockTimeout,
 			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
+		&cli.StringFlag{Name: "completion", Usage: "print the completion script of every wc command for `SHELL` (bash, zsh or fish), and do nothing else"},
 	}
 }
 

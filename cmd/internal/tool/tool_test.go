@@ -23,6 +23,7 @@ func TestReorderArgs(t *testing.T) {
 		&cli.StringFlag{Name: "text", Aliases: []string{"t"}},
 		&cli.BoolFlag{Name: "error"},
 		&cli.DurationFlag{Name: "lock-timeout"},
+		&cli.BoolFlag{Name: "e"},
 	}
 	cases := []struct{ in, want string }{
 		{"wc 3f2a --text hi", "wc --text hi -- 3f2a"},
@@ -34,6 +35,13 @@ func TestReorderArgs(t *testing.T) {
 		{"wc 3f2a -- --text", "wc -- 3f2a --text"},
 		{"wc --text", "wc --text"},
 		{"wc", "wc"},
+		{"wc 3f2a -thi", "wc -t hi -- 3f2a"},
+		{"wc 3f2a -t=hi", "wc -t=hi -- 3f2a"},
+		{"wc 3f2a -e", "wc -e -- 3f2a"},
+		{"wc 3f2a --help", "wc --help"},
+		{"wc 3f2a -h 9b1c", "wc --help"},
+		{"wc --text --help 3f2a", "wc --text --help -- 3f2a"}, // the text "--help"
+		{"wc 3f2a -- --help", "wc -- 3f2a --help"},
 	}
 	kept := make([]cli.Flag, len(flags))
 	for i, f := range flags {

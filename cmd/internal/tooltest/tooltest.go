@@ -115,12 +115,38 @@ func runScripts(t *testing.T, dir string, resident bool) {
 			if resident {
 				env.Setenv("WC_DIRECT", "")
 			}
+			// Scripts that build (install.sh) use the test's Go caches,
+			// not ones under the script's own HOME.
+			for name, v := range goEnv(env.T()) {
+				env.Setenv(name, v)
+			}
 			env.Setenv("FIXTURES", filepath.Join(root, "testdata", "fixtures"))
 			env.Setenv("SCRIPTS", filepath.Join(root, "scripts"))
 			env.Defer(func() { StopResidents(env.T(), env.WorkDir) })
 			return nil
 		},
 	})
+}
+
+var goEnvOnce = sync.OnceValues(func() (map[string]string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return nil, err
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) != 3 {
+		return nil, fmt.Errorf("go env printed %q", out)
+	}
+	return map[string]string{"GOCACHE": v[0], "GOMODCACHE": v[1], "GOPATH": v[2]}, nil
+})
+
+// goEnv is where this go keeps its build and module caches.
+func goEnv(t testscript.T) map[string]string {
+	env, err := goEnvOnce()
+	if err != nil {
+		t.Fatal("go env: " + err.Error())
+	}
+	return env
 }
 
 // CheckManPage fails when man/<name>.1 differs from what spec generates;

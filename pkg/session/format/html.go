@@ -14,6 +14,7 @@ import (
 
 // The page allows no script and no request at all: even markup that escaped
 // escaping could not run or fetch anything. Inline images are data: URLs.
+// One page holds every session of an export, each a section.
 const htmlHead = `<!doctype html>
 <html lang="en">
 <head>
@@ -40,6 +41,9 @@ article.tool { background: var(--tool); } article.system { background: var(--sys
 .role time, .role .kind { font-weight: 400; text-transform: none; margin-left: .5rem; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 pre { background: rgba(127,127,127,.12); border-radius: 6px; padding: .5rem .7rem; overflow-x: auto; white-space: pre; font: 13px/1.4 ui-monospace, monospace; }
+details.thinking pre { white-space: pre-wrap; overflow-wrap: anywhere; font-family: system-ui, sans-serif; }
+summary code { font: 13px ui-monospace, monospace; }
+section.session + section.session { border-top: 2px solid var(--line); margin-top: 2rem; padding-top: 1.5rem; }
 details { margin: .4rem 0; } summary { cursor: pointer; color: var(--muted); font-size: .9rem; }
 details.error > summary { color: #cf222e; } details.error pre { background: var(--error); }
 img { max-width: 100%; border-radius: 6px; }
@@ -48,30 +52,42 @@ img { max-width: 100%; border-radius: 6px; }
 <body>
 `
 
-// HTMLWriter renders a session as one self-contained page, a message at a
-// time. Every piece of content is escaped.
+// HTMLWriter renders sessions into a page that WriteHTMLStart opened and
+// WriteHTMLEnd closes, a message at a time. Every piece of content is
+// escaped.
 type HTMLWriter struct {
 	w   io.Writer
 	buf bytes.Buffer
+	id  string // the session's, which its elements' ids start with
 	err error
 }
 
 // NewHTMLWriter returns a writer to w.
 func NewHTMLWriter(w io.Writer) *HTMLWriter { return &HTMLWriter{w: w} }
 
-// Header opens the page.
+// WriteHTMLStart opens the page, titled title.
+func WriteHTMLStart(w io.Writer, title string) error {
+	_, err := io.WriteString(w, htmlHead+esc(title)+htmlStyle+"<main>\n")
+	return err
+}
+
+// WriteHTMLEnd closes the page.
+func WriteHTMLEnd(w io.Writer) error {
+	_, err := io.WriteString(w, "</main>\n</body>\n</html>\n")
+	return err
+}
+
+// Header opens the session's section.
 func (h *HTMLWriter) Header(m *session.Meta) error {
+	h.id = m.ID
 	b := &h.buf
 	b.Reset()
-	b.WriteString(htmlHead)
-	b.WriteString(esc(m.Title))
-	b.WriteString(htmlStyle)
-	b.WriteString("<header>\n<h1>" + esc(m.Title) + "</h1>\n<dl>")
+	b.WriteString(`<section class="session" id="` + esc(m.ID) + `">` + "\n<header>\n<h1>" + esc(m.Title) + "</h1>\n<dl>")
 	for _, kv := range [][2]string{{"Session", m.ID}, {"Project", m.ProjectPath}, {"Created", m.CreatedAt},
 		{"Messages", strconv.FormatUint(m.MessageCount, 10)}, {"Tokens", strconv.FormatUint(m.Tokens, 10)}} {
 		b.WriteString("<dt>" + kv[0] + "</dt><dd>" + esc(kv[1]) + "</dd>")
 	}
-	b.WriteString("</dl>\n</header>\n<main>\n")
+	b.WriteString("</dl>\n</header>\n")
 	return h.flush()
 }
 
@@ -80,7 +96,7 @@ func (h *HTMLWriter) Message(n *session.Node) error {
 	m := &n.Msg
 	b := &h.buf
 	b.Reset()
-	b.WriteString(`<article class="msg ` + esc(string(m.Role)) + `" id="m` + strconv.FormatUint(n.Seq, 10) + `">`)
+	b.WriteString(`<article class="msg ` + esc(string(m.Role)) + `" id="` + esc(h.id) + `-m` + strconv.FormatUint(n.Seq, 10) + `">`)
 	b.WriteString(`<div class="role">` + esc(session.RoleLabel(m.Role)))
 	if m.Role == session.RoleTool && m.Name != "" {
 		b.WriteString(" · " + esc(m.Name))
@@ -105,10 +121,10 @@ func (h *HTMLWriter) Message(n *session.Node) error {
 	return h.flush()
 }
 
-// Footer closes the page.
+// Footer closes the session's section.
 func (h *HTMLWriter) Footer() error {
 	h.buf.Reset()
-	h.buf.WriteString("</main>\n</body>\n</html>\n")
+	h.buf.WriteString("</section>\n")
 	return h.flush()
 }
 
@@ -166,6 +182,60 @@ func writeDetails(b *bytes.Buffer, class string, isError bool, label, body strin
 	b.WriteString("><summary>" + esc(label) + "</summary><pre>" + esc(body) + "</pre></details>\n")
 }
 
+// writeSummarised is a closed details element whose summary, a tool
+// call's short form, is set as code.
+func writeSummarised(b *bytes.Buffer, class, summary, body string) {
+	b.WriteString(`<details class="` + class + `"><summary><code>` + esc(summary) + "</code></summary><pre>" + esc(body) + "</pre></details>\n")
+}
+
+// toolCallArgs are the members of a tool call's input that say best what
+// it does, in order: the command run, the file read or written, what is
+// searched or fetched.
+var toolCallArgs = []string{"command", "cmd", "file_path", "path", "filePath", "pattern", "query", "url", "prompt", "description", "code"}
+
+// maxSummaryArg bounds the input a tool call's summary shows, in characters.
+const maxSummaryArg = 80
+
+// ToolCallSummary is the short form of a call: the tool's name and what it
+// was given, as Read(src/auth.go) or Bash(go test ./...): the input member
+// that says most (toolCallArgs), the input's only member, or its JSON; on
+// one line, cut at maxSummaryArg characters.
+func ToolCallSummary(name string, input []byte) string {
+	v := gjson.ParseBytes(input)
+	arg := ""
+	switch {
+	case len(bytes.TrimSpace(input)) == 0 || v.IsObject() && len(v.Map()) == 0:
+	case v.IsObject():
+		for _, k := range toolCallArgs {
+			if a := v.Get(gjson.Escape(k)); a.Type == gjson.String && a.Str != "" {
+				arg = a.Str
+				break
+			}
+		}
+		if arg == "" {
+			members := v.Map()
+			for _, only := range members {
+				if len(members) == 1 && (only.Type == gjson.String || only.Type == gjson.Number) {
+					arg = only.String()
+				}
+			}
+		}
+		if arg == "" {
+			var compact bytes.Buffer
+			if json.Compact(&compact, input) == nil {
+				arg = compact.String()
+			}
+		}
+	default:
+		arg = v.String()
+	}
+	arg = strings.Join(strings.Fields(arg), " ")
+	if r := []rune(arg); len(r) > maxSummaryArg {
+		arg = string(r[:maxSummaryArg-1]) + "…"
+	}
+	return name + "(" + arg + ")"
+}
+
 func writeBlock(b *bytes.Buffer, blk *session.Block, role session.Role) {
 	switch blk.Type {
 	case session.BlockText:
@@ -180,7 +250,7 @@ func writeBlock(b *bytes.Buffer, blk *session.Block, role session.Role) {
 			pretty.Reset()
 			pretty.Write(blk.Input)
 		}
-		writeDetails(b, "tool-call", false, "tool call: "+blk.Name, pretty.String(), false)
+		writeSummarised(b, "tool-call", ToolCallSummary(blk.Name, blk.Input), pretty.String())
 	case session.BlockToolResult:
 		writeDetails(b, "result", blk.IsError != nil && *blk.IsError, "result", blk.ResultText(), true)
 	case session.BlockThinking:

@@ -501,7 +501,7 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 // isWrite reports whether req needs the writer's lock (a dry run of a
 // collection only counts).
 func isWrite(req *client.Request) bool {
-	return req.Op == "commit" || req.Op == "putblob" || req.Op == "collect" && !req.DryRun
+	return req.Op == "commit" || req.Op == "putblob" || req.Op == "collect" && !req.DryRun || isRemoval(req)
 }
 
 // handle answers one request; it returns an error only when the
@@ -572,6 +572,8 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		if err == nil && !req.DryRun && !req.Defer {
 			err = s.sync()
 		}
+	case "delete", "purge":
+		err = s.remove(req)
 	case "walk", "nodes", "path", "listinfo", "listjson":
 		return s.stream(req, wc)
 	default:

@@ -39,14 +39,14 @@ func TestSummaryRoundTrip(t *testing.T) {
 	// The line is part of the protocol: a resident process of another build
 	// that speaks it renders wc-ls's lines.
 	line, err := AppendSummaryJSON(nil, id, v)
-	want6 := `{"id":"01010101-0101-4101-8101-010101010101","title":"t","title_source":"default","project_path":"/p",` +
+	wantLine := `{"id":"01010101-0101-4101-8101-010101010101","title":"t","title_source":"default","project_path":"/p",` +
 		`"created_at":"c","updated_at":"u","message_count":9,"user_message_count":4,"tokens":1234,` +
 		`"usage":{"input_tokens":4611686018427387904,"output_tokens":2,"cache_read_input_tokens":5},` +
 		`"cost":{"usd":0.3,"unpriced_steps":3},"edit_stats":{"added":4,"removed":0,"approximate":true},` +
 		`"head":9,"branches":1,"forked_from":{"id":"02020202-0202-4202-8202-020202020202","seq":7},` +
 		`"source_format":"claude","source_id":"s-1","source_path":"/h/a.jsonl"}`
-	if ProtocolVersion != 6 || err != nil || string(line) != want6 {
-		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 6)\n%s\n"+
-			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, want6)
+	if ProtocolVersion != 7 || err != nil || string(line) != wantLine {
+		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 7)\n%s\n"+
+			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, wantLine)
 	}
 }

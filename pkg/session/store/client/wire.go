@@ -34,8 +34,9 @@ import (
 // commit's nodes carry their Same hints, and stored nodes read through
 // the socket are never references (session.EncodeNodeRef). 5: a listing's
 // time bounds travel as seconds and nanoseconds, not UnixNano. 6: the
-// listing summaries carry the import source (summaryVersion 2).
-const ProtocolVersion = 6
+// listing summaries carry the import source (summaryVersion 2). 7: the
+// "delete" and "purge" requests (wc-rm).
+const ProtocolVersion = 7
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 

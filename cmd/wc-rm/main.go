@@ -1,0 +1,37 @@
+// Command wc-rm removes sessions from the store.
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+	"github.com/wctoolkit/wc/cmd/internal/tool"
+)
+
+var spec = tool.Spec{
+	Name:      "wc-rm",
+	Summary:   "remove sessions from the wc store",
+	ArgsUsage: "[SESSION...]",
+	Description: `Removes each SESSION (the arguments, or the references on stdin, such as the lines of wc-ls) and prints the info line it had, one per session. Nothing is removed unless it is named: wc-rm never picks sessions by age or by anything else itself, and a reference that names no session, or more than one, removes nothing at all (status 3 or 2).
+
+A removed session is gone for every command at once: its messages, branches, spilled tool output (blobs) and listing entry are no longer readable, and its id is free again. Its bytes stay in the store's files, though, until the store is rewritten: the database marks deleted records and drops their space only when it next merges the tables that hold them, and values of over 64 KB sit in its value log until that is collected. With --purge, wc-rm rewrites the store once the sessions are removed, copying what is live into a new database and swapping it in, so that nothing of the removed sessions is left in the store directory. A purge copies the whole store: it takes about as long as exporting every session, holds the store's lock meanwhile, and stops the resident store process first. A fork holds copies of its source's messages and blobs of its own: remove the fork too.
+
+With --purge and no SESSION (no arguments, and stdin a terminal or empty), wc-rm only rewrites the store, purging what earlier removals left.
+
+With --dry-run, wc-rm prints the info lines of the sessions it would remove and changes nothing.
+
+To find what to remove: wc-ls --until 90d lists the sessions not updated for 90 days, and wc-ls --empty the sessions without a single message, such as those a pipeline that failed after wc-new left behind.`,
+	Flags: func() []cli.Flag {
+		return []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "remove nothing; print the sessions that would be removed"},
+			&cli.BoolFlag{Name: "purge", Usage: "then rewrite the store, so that no byte of the removed sessions stays in its files"},
+		}
+	},
+	Examples: []tool.Example{
+		{Text: "Remove one session:", Command: `wc-rm 3f2a`},
+		{Text: "See, then remove, the sessions not touched for 90 days:", Command: "wc-ls --until 90d | wc-rm --dry-run\nwc-ls --until 90d | wc-rm"},
+		{Text: "Remove the empty sessions failed pipelines left:", Command: `wc-ls --empty | wc-rm`},
+		{Text: "Remove a session that holds a pasted secret, and every trace of it in the store's files:", Command: `wc-ls --grep 'sk-live-' | wc-rm --purge`},
+	},
+	Action: remove,
+}
+
+func main() { tool.Main(&spec) }
