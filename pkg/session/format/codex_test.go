@@ -312,7 +312,7 @@ func TestCodexImagePrompt(t *testing.T) {
 	}
 	equal(t, "blocks", outline(&m), "2026-02-23T12:00:00.000Z user text image text text")
 	meta, _ := session.FromShare(&imp.Share, testID(0), t0)
-	equal(t, "title", meta.Title, "[Image #1]")
+	equal(t, "title", meta.Title, "why is the model unknown?") // the placeholder line says nothing
 	equal(t, "messages", len(imp.Share.Messages), 2)
 }
 
