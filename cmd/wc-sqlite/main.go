@@ -9,8 +9,8 @@
 //
 // Text is a JSON string, a number a JSON number, NULL null, and a blob
 // that is not UTF-8 {"base64":…}. Rows come in rowid order. Errors are one
-// line on stderr and status 1; a file that is not an SQLite database gives
-// status 65.
+// line on stderr and status 1; a usage error gives status 2, a file that is
+// not an SQLite database 65. man/wc-sqlite.1 is written by hand.
 package main
 
 import (
@@ -32,12 +32,17 @@ func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "wc-sqlite:", err)
 		var bad *notDatabase
-		if errors.As(err, &bad) {
+		switch {
+		case errors.As(err, &bad):
 			os.Exit(65)
+		case errors.Is(err, errUsage):
+			os.Exit(2)
 		}
 		os.Exit(1)
 	}
 }
+
+var errUsage = errors.New("usage: wc-sqlite tables DB | wc-sqlite rows DB TABLE...")
 
 type notDatabase struct{ path string }
 
@@ -45,7 +50,7 @@ func (e *notDatabase) Error() string { return e.path + " is not an SQLite databa
 
 func run(args []string) error {
 	if len(args) < 2 || (args[0] != "tables" && args[0] != "rows") {
-		return errors.New("usage: wc-sqlite tables DB | wc-sqlite rows DB TABLE...")
+		return errUsage
 	}
 	db, err := open(args[1])
 	if err != nil {

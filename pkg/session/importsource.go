@@ -78,7 +78,8 @@ type UpdateResult struct {
 // first) become new nodes under the last shared one, and the head moves to
 // the last of them. When the stored path went further than the shared
 // prefix (the source was rewound or compacted), the old head stays as a
-// branch: nothing stored is lost. Usage grows by what the source's grew
+// branch: nothing stored is lost; unless the source only completed the
+// reply it was writing when it was read (completedSince). Usage grows by what the source's grew
 // since the last import. Nothing changes when the source added nothing.
 func UpdateFromShare(m *Meta, path []Node, sh *Share, now time.Time) UpdateResult {
 	k := 0
@@ -100,7 +101,7 @@ func UpdateFromShare(m *Meta, path []Node, sh *Share, now time.Time) UpdateResul
 		parent = &res.Nodes[len(res.Nodes)-1]
 	}
 	res.Added = len(res.Nodes)
-	res.Diverged = k < len(path)
+	res.Diverged = k < len(path) && !completedSince(path[k:], sh.Messages[k:])
 	m.MoveHead(parent, res.Diverged)
 	src := m.ImportSource()
 	if src.Usage != nil {
@@ -115,6 +116,36 @@ func UpdateFromShare(m *Meta, path []Node, sh *Share, now time.Time) UpdateResul
 		m.Touch(now)
 	}
 	return res
+}
+
+// completedSince reports a stored path's end that the source has only
+// written further since: a file read while the agent was writing a reply
+// (a Claude Code response is a line per block, its tool results between
+// them; a Codex step a line per item, and its token count after them)
+// gives a reply whose blocks begin the source's, then the messages that
+// followed it unchanged.
+// Its nodes are a copy of what the source goes on to hold: the new path
+// replaces them, and no branch keeps the partial copy.
+func completedSince(stored []Node, src []Message) bool {
+	if len(stored) > len(src) {
+		return false
+	}
+	first, grown := &stored[0].Msg, &src[0]
+	if first.Role != RoleAssistant || grown.Role != RoleAssistant || first.Kind != grown.Kind ||
+		!first.Content.IsBlocks || !grown.Content.IsBlocks || len(first.Content.Blocks) > len(grown.Content.Blocks) {
+		return false
+	}
+	for i := range first.Content.Blocks {
+		if !bytes.Equal(first.Content.Blocks[i].AppendJSON(nil), grown.Content.Blocks[i].AppendJSON(nil)) {
+			return false
+		}
+	}
+	for i := 1; i < len(stored); i++ {
+		if !bytes.Equal(stored[i].Msg.AppendJSON(nil), src[i].AppendJSON(nil)) {
+			return false
+		}
+	}
+	return true
 }
 
 // usageGrowth is what was added from old to cur, member by member; a

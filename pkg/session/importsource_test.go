@@ -82,3 +82,44 @@ func TestUpdateFromShare(t *testing.T) {
 	equal(t, "usage", m.Usage, session.Usage{InputTokens: 30, OutputTokens: 9})
 	equal(t, "source", m.ImportSource().Path, "/h/s1.jsonl")
 }
+
+// --update of a file read while the agent was writing a reply: the stored
+// reply is the start of the source's, and the tool result between its
+// blocks (Claude Code writes a response a line per block) is unchanged. The
+// completed reply replaces the partial copy, which no branch keeps; a reply
+// that changed, not grew, still keeps the old path.
+func TestUpdateFromShareCompletesAReply(t *testing.T) {
+	u := text(session.RoleUser, "fix it")
+	callA := session.Block{Type: session.BlockToolUse, ID: "A", Name: "Read", Input: []byte(`{}`)}
+	callB := session.Block{Type: session.BlockToolUse, ID: "B", Name: "Read", Input: []byte(`{}`)}
+	partial := blocks(session.RoleAssistant, callA)
+	m, nodes := importOf(t, session.Usage{InputTokens: 10, OutputTokens: 5}, u, partial, toolMsg("A", "a"))
+
+	whole := session.Share{Messages: []session.Message{u, blocks(session.RoleAssistant, callA, callB), toolMsg("A", "a"), toolMsg("B", "b"), blocks(session.RoleAssistant, session.Block{Type: session.BlockText, Text: "done"})}}
+	whole.Meta.Usage = session.Usage{InputTokens: 12, OutputTokens: 9}
+	res := session.UpdateFromShare(&m, activePath(&m, nodes), &whole, t0)
+	if res.Diverged || len(m.Branches) != 0 || res.Added != 4 {
+		t.Fatalf("completed reply: %+v, branches %v", res, m.Branches)
+	}
+	nodes = append(nodes, res.Nodes...)
+	equal(t, "path", len(activePath(&m, nodes)), 5)
+	equal(t, "usage", m.Usage, session.Usage{InputTokens: 12, OutputTokens: 9})
+
+	// Codex records a step's token count after the step: the same blocks,
+	// more data on the reply.
+	counted := whole.Messages[4]
+	counted.Extra = []session.Field{{Key: "codex", Value: []byte(`{"usage":{"output_tokens":4}}`)}}
+	later := session.Share{Messages: append(append([]session.Message{}, whole.Messages[:4]...), counted)}
+	later.Meta.Usage = whole.Meta.Usage
+	res = session.UpdateFromShare(&m, activePath(&m, nodes), &later, t0)
+	if res.Diverged || len(m.Branches) != 0 || res.Added != 1 {
+		t.Fatalf("a counted reply: %+v, branches %v", res, m.Branches)
+	}
+	nodes = append(nodes, res.Nodes...)
+
+	other := session.Share{Messages: []session.Message{u, blocks(session.RoleAssistant, callB, callA)}}
+	other.Meta.Usage = whole.Meta.Usage
+	if res := session.UpdateFromShare(&m, activePath(&m, nodes), &other, t0); !res.Diverged || len(m.Branches) != 1 {
+		t.Fatalf("a changed reply: %+v, branches %v", res, m.Branches)
+	}
+}

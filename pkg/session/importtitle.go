@@ -56,6 +56,64 @@ func isMarkupTag(s string) bool {
 	return len(s) > 2 && s[0] == '<' && s[len(s)-1] == '>' && strings.Count(s, "<") == 1 && strings.Count(s, ">") == 1
 }
 
+// requestText is what the user asked in a prompt an agent wrapped in
+// text of its own, which a title should not read:
+//   - Codex's IDE extension and Desktop put "# Context from my IDE setup:"
+//     or "# Files mentioned by the user:" sections first, then
+//     "## My request for Codex:" and the request;
+//   - Claude Code starts the session of a plan accepted with its context
+//     cleared with "Implement the following plan:" and the plan, whose
+//     first line (a Markdown heading) names it;
+//   - Codex writes "[Image #1]" in the text where an image goes: a line of
+//     nothing else says nothing.
+func requestText(t string) string {
+	trimmed := strings.TrimLeft(t, " \t\r\n")
+	if strings.HasPrefix(trimmed, "# Context from my IDE setup:") || strings.HasPrefix(trimmed, "# Files mentioned by the user:") {
+		if i := strings.LastIndex(t, codexRequestHeading); i >= 0 && strings.TrimSpace(t[i+len(codexRequestHeading):]) != "" {
+			t = t[i+len(codexRequestHeading):]
+		}
+	}
+	if rest, ok := strings.CutPrefix(trimmed, "Implement the following plan:"); ok && strings.TrimSpace(rest) != "" {
+		t = strings.TrimLeft(strings.TrimSpace(rest), "# ")
+	}
+	var kept []string
+	for l := range strings.Lines(t) {
+		if !onlyImagePlaceholders(l) {
+			kept = append(kept, l)
+		}
+	}
+	if rest := strings.Join(kept, ""); strings.TrimSpace(rest) != "" {
+		t = rest
+	}
+	return t
+}
+
+const codexRequestHeading = "## My request for Codex:"
+
+// onlyImagePlaceholders reports a line of one or more "[Image #N]" and
+// nothing else.
+func onlyImagePlaceholders(l string) bool {
+	l = strings.TrimSpace(l)
+	if l == "" {
+		return false
+	}
+	for l != "" {
+		rest, ok := strings.CutPrefix(l, "[Image #")
+		if !ok {
+			return false
+		}
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 0 || n == len(rest) || rest[n] != ']' {
+			return false
+		}
+		l = strings.TrimSpace(rest[n+1:])
+	}
+	return true
+}
+
 // firstPrompt is the first real prompt of a path, with its time. As in
 // whycodes' from_imported, only that first prompt can title: one without
 // text (an image alone) leaves the path untitled.
@@ -71,7 +129,7 @@ func firstPrompt(msgs []Message) (text, at string, ok bool) {
 		if !has || strings.TrimSpace(t) == "" {
 			return "", "", false
 		}
-		return t, msgs[i].CreatedAt, true
+		return requestText(t), msgs[i].CreatedAt, true
 	}
 	return "", "", false
 }

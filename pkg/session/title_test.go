@@ -439,3 +439,25 @@ func TestFirstUserTextSkipsWhitespaceOnlyFirstMessage(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// An import is titled by what the user asked, not by the text an agent
+// wrapped it in: Codex's IDE context (testdata/fixtures/codex/ide-context.jsonl),
+// Claude Code's accepted plan (Entire's published sessions: 86 of 443
+// titled "Implement the following plan") and Codex's image placeholders.
+func TestImportTitleReadsTheRequest(t *testing.T) {
+	for _, c := range []struct{ prompt, title string }{
+		{"# Context from my IDE setup:\n\n## Active file: go.mod\n\n## Open tabs:\n- go.mod: go.mod\n\n## My request for Codex:\nalign the go version in go.mod\n", "align the go version in go.mod"},
+		{"# Files mentioned by the user:\n\n## shot.png: /tmp/shot.png\n\n## My request for Codex:\nFix the command execution.", "Fix the command execution"},
+		{"# Context from my IDE setup:\n\n## Active file: a.go\n", "# Context from my IDE setup"}, // no request: nothing to unwrap
+		{"Implement the following plan:\n\n# Implementation Plan: `entire reset` Command\n\n## Overview\nAdd a command.", "Implementation Plan: `entire reset` Command"},
+		{"[Image #1] [Image #2]\n\nwhich of these is right?", "which of these is right?"},
+		{"[Image #1]", "[Image #1]"},
+		{"see [Image #1] here", "see [Image #1] here"},
+	} {
+		sh := session.Share{Messages: []session.Message{text(session.RoleUser, c.prompt), text(session.RoleAssistant, "ok")}}
+		meta, _ := session.FromShare(&sh, testID, t0)
+		if meta.Title != c.title || meta.TitleSource != session.TitleHeuristic {
+			t.Errorf("%q titles %q (%s), want %q", c.prompt, meta.Title, meta.TitleSource, c.title)
+		}
+	}
+}

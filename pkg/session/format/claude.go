@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 
@@ -294,6 +295,9 @@ type ccUnit struct {
 	// user: the record's tool results became tool messages, which
 	// carry its toolUseResult
 	hadResults bool
+	// after holds the queued prompts the model was given at this unit,
+	// after its tool results (see ccBuilder.queue)
+	after []session.Message
 }
 
 type ccUsage struct {
@@ -362,10 +366,16 @@ type ccBuilder struct {
 	responses responseUsage
 	skipped   skipCounter
 	span      timeSpan
-	seen      map[string]string // uuid -> raw line, to drop exact duplicates
+	seen      map[string]*ccRec // uuid -> its first record, to drop copies of it
 
 	summaryChild map[string]bool // compact boundary uuid -> a summary follows it
 	boundaries   map[string]*ccRec
+
+	// queued holds the prompts enqueued and not yet taken; sentAt, the
+	// file indexes of the user records and queued_command attachments
+	// that carry each text.
+	queued []*ccRec
+	sentAt map[string][]int
 
 	cwd, sessionID, gitBranch, version, slug string
 	customTitle, aiTitle, agentName, summary string
@@ -377,8 +387,20 @@ type ccBuilder struct {
 func buildClaude(recs []*ccRec) (Imported, bool, error) {
 	b := &ccBuilder{
 		unitOf: map[string]*ccUnit{}, byMsgID: map[string]*ccUnit{}, callUnit: map[string]*ccUnit{},
-		names: toolNames{}, skipped: skipCounter{}, seen: map[string]string{},
-		summaryChild: map[string]bool{}, boundaries: map[string]*ccRec{},
+		names: toolNames{}, skipped: skipCounter{}, seen: map[string]*ccRec{},
+		summaryChild: map[string]bool{}, boundaries: map[string]*ccRec{}, sentAt: map[string][]int{},
+	}
+	for _, r := range recs {
+		var text string
+		switch r.typ {
+		case "user":
+			text = firstText(r.v.Get("message.content"))
+		case "attachment":
+			text = strVal(r.v.Get("attachment.prompt"))
+		}
+		if t := strings.TrimSpace(text); t != "" {
+			b.sentAt[t] = append(b.sentAt[t], r.idx)
+		}
 	}
 	for _, r := range recs {
 		if r.typ == "user" && r.parent != "" && (r.v.Get("isCompactSummary").Bool() || session.IsCompactSummaryText(firstText(r.v.Get("message.content")))) {
@@ -388,6 +410,7 @@ func buildClaude(recs []*ccRec) (Imported, bool, error) {
 	for _, r := range recs {
 		b.record(r)
 	}
+	b.dropQueued(len(b.queued))
 	if len(b.units) == 0 {
 		return Imported{Skipped: b.skipped}, false, nil
 	}
@@ -419,11 +442,13 @@ func (b *ccBuilder) record(r *ccRec) {
 		r.ts = "" // not a time: keep it off created_at
 	}
 	if r.uuid != "" {
-		if prev, ok := b.seen[r.uuid]; ok && prev == r.v.Raw {
+		if prev, ok := b.seen[r.uuid]; ok && sameRecord(prev, r) {
 			b.skipped.add("(duplicate record)")
 			return
 		}
-		b.seen[r.uuid] = r.v.Raw
+		if _, ok := b.seen[r.uuid]; !ok {
+			b.seen[r.uuid] = r
+		}
 		b.lastUUID = r.uuid
 	}
 	if r.sessionID != "" {
@@ -443,13 +468,17 @@ func (b *ccBuilder) record(r *ccRec) {
 	}
 	switch r.typ {
 	case "user":
+		b.sent(firstText(r.v.Get("message.content")))
 		b.user(r)
 	case "assistant":
 		b.assistant(r)
 	case "system":
 		b.system(r)
 	case "attachment":
+		b.sent(strVal(r.v.Get("attachment.prompt")))
 		b.attachment(r)
+	case "queue-operation":
+		b.queue(r)
 	case "summary":
 		if s := strVal(r.v.Get("summary")); s != "" {
 			b.summary = s
@@ -471,6 +500,18 @@ func (b *ccBuilder) record(r *ccRec) {
 	default:
 		b.skip(r, r.typ)
 	}
+}
+
+// sameRecord reports a record written again: the same line, or the same
+// type and message under another session id and time, as a resumed
+// session copies the record it continues from. A uuid with another
+// message is a record of its own.
+func sameRecord(a, b *ccRec) bool {
+	if a.v.Raw == b.v.Raw {
+		return true
+	}
+	ma, mb := a.v.Get("message"), b.v.Get("message")
+	return a.typ == b.typ && ma.IsObject() && mb.IsObject() && bytes.Equal(compactJSON(ma.Raw), compactJSON(mb.Raw))
 }
 
 // skip counts r and makes it a transparent link.
@@ -627,6 +668,93 @@ func (b *ccBuilder) user(r *ccRec) {
 	b.place(r, holder)
 }
 
+// queue follows Claude Code's prompt queue: what the user types while a
+// turn runs is enqueued, then sent as a prompt of its own (a user record
+// or a queued_command attachment carries it; dequeue), or removed when the
+// model is given it during the turn. Versions that write no
+// queued_command attachment (2.1.39,
+// testdata/fixtures/claude-code/queued-prompts.jsonl) keep such a prompt
+// nowhere else, so a removed prompt that no record carries becomes a user
+// message after the unit the turn is at, its tool results first. A slash
+// command is run, not sent, and is left out.
+func (b *ccBuilder) queue(r *ccRec) {
+	op := strVal(r.v.Get("operation"))
+	if op == "enqueue" && strings.TrimSpace(strVal(r.v.Get("content"))) != "" {
+		b.queued = append(b.queued, r) // counted when it is taken
+		return
+	}
+	b.skipped.add("queue-operation")
+	switch op {
+	case "dequeue":
+		b.dropQueued(1)
+	case "popAll":
+		b.dropQueued(len(b.queued))
+	case "remove":
+		// The operation does not say which prompt it takes: a task
+		// notification stays queued until a user record sends it, so the
+		// first prompt that no later record carries is the one.
+		i := slices.IndexFunc(b.queued, func(q *ccRec) bool { return !b.carried(q) })
+		if i < 0 || b.last == nil {
+			b.dropQueued(1)
+			return
+		}
+		q := b.queued[i]
+		b.queued = slices.Delete(b.queued, i, i+1)
+		text := strings.TrimSpace(strVal(q.v.Get("content")))
+		if strings.HasPrefix(text, "/") {
+			b.skipped.add("queue-operation")
+			return
+		}
+		msg := session.Message{Role: session.RoleUser, CreatedAt: q.ts, Content: session.TextContent(strVal(q.v.Get("content")))}
+		if isNoteText(text) {
+			msg.Kind = session.KindNote
+		}
+		var o jsonObject
+		for _, f := range fieldsOf(q.v, "type", "content", "timestamp", "sessionId") {
+			o.raw(f.Key, string(f.Value))
+		}
+		o.strVal("removed", r.ts)
+		if f, ok := o.field("claude"); ok {
+			msg.Extra = append(msg.Extra, f)
+		}
+		b.last.after = append(b.last.after, msg)
+	}
+}
+
+// carried reports a queued prompt that a later user record or attachment
+// sends.
+func (b *ccBuilder) carried(q *ccRec) bool {
+	for _, at := range b.sentAt[strings.TrimSpace(strVal(q.v.Get("content")))] {
+		if at > q.idx {
+			return true
+		}
+	}
+	return false
+}
+
+// dropQueued takes the first n queued prompts off the queue, counted as
+// skipped: a record of their own carries them, or nothing does.
+func (b *ccBuilder) dropQueued(n int) {
+	n = min(n, len(b.queued))
+	b.queued = b.queued[n:]
+	if n > 0 {
+		b.skipped["queue-operation"] += n
+	}
+}
+
+// sent takes the queued prompts of text off the queue: a user record or
+// an attachment sent them.
+func (b *ccBuilder) sent(text string) {
+	text = strings.TrimSpace(text)
+	for i := 0; i < len(b.queued); i++ {
+		if strings.TrimSpace(strVal(b.queued[i].v.Get("content"))) == text {
+			b.queued = append(b.queued[:i:i], b.queued[i+1:]...)
+			b.skipped.add("queue-operation")
+			return
+		}
+	}
+}
+
 // attachmentText maps the attachment types that carry what the user sent
 // or what the model saw to the member holding its text; the other types
 // (hook responses, reminders, listings) are counted as skipped.
@@ -758,7 +886,7 @@ func (u *ccUnit) messages() []session.Message {
 		out = append(out, u.results[id]...)
 		delete(u.results, id) // a repeated call id gets its results once
 	}
-	return out
+	return append(out, u.after...)
 }
 
 func (b *ccBuilder) finish() Imported {

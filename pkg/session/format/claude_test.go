@@ -240,6 +240,83 @@ func TestClaudeNullAndDanglingParents(t *testing.T) {
 	equal(t, "skipped", imp.Skipped, map[string]int{"(duplicate record)": 1})
 }
 
+// A resumed session writes the record it continues from again, under the
+// new session id and a new time (testdata/fixtures/claude-code/resumed.jsonl,
+// line 49): the same uuid and message are one record, so its tool result
+// is imported once. A uuid with another message stays a record of its own.
+func TestClaudeResumedRecordOnce(t *testing.T) {
+	again := func(line, session, ts string) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["sessionId"], m["timestamp"] = session, ts
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	result := resultRec("r1", "a1", "c1", "ok", false)
+	data := jsonl(
+		userRec("u1", "", "one"),
+		asstRec("a1", "u1", "A", 1, useBlock("c1", "Bash")),
+		result,
+		again(result, "s2", "2026-01-01T10:05:00.000Z"),
+		again(asstRec("a2", "r1", "B", 1, textBlock("two")), "s2", "2026-01-01T10:05:01.000Z"),
+		again(userRec("u1", "a2", "three, under u1's uuid"), "s2", "2026-01-01T10:05:02.000Z"),
+	)
+	imp := importOne(t, KindClaude, data, Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{"user:one", "assistant:call c1", "tool:c1=ok", "assistant:two", "user:three, under u1's uuid"})
+	equal(t, "skipped", imp.Skipped, map[string]int{"(duplicate record)": 1})
+}
+
+// Claude Code 2.1.39 keeps a prompt typed during a turn and given to the
+// model in that turn only as queue operations (enqueue, then remove;
+// testdata/fixtures/claude-code/queued-prompts.jsonl): it becomes a user
+// message after the tool results of the turn's step. A queued task
+// notification stays queued until a user record sends it, a dequeued
+// prompt is a user record, and a queued slash command runs: those are not
+// imported twice. What is left queued is counted.
+func TestClaudeQueuedPrompts(t *testing.T) {
+	q := func(op, content string) string {
+		f := map[string]any{"operation": op}
+		if content != "" {
+			f["content"] = content
+		}
+		return rec("queue-operation", "", "", f)
+	}
+	note := "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+	data := jsonl(
+		userRec("u1", "", "one"),
+		asstRec("a1", "u1", "A", 1, useBlock("c1", "Bash")),
+		q("enqueue", note),
+		q("enqueue", "check again"),
+		q("remove", ""),
+		resultRec("r1", "a1", "c1", "ok", false),
+		asstRec("a2", "r1", "B", 1, textBlock("two")),
+		userRec("n1", "a2", note),
+		asstRec("a3", "n1", "C", 1, useBlock("c2", "Bash")),
+		q("enqueue", "/mcp"),
+		q("remove", ""),
+		resultRec("r2", "a3", "c2", "done", false),
+		q("enqueue", "next"),
+		q("dequeue", ""),
+		userRec("u2", "r2", "next"),
+		asstRec("a4", "u2", "D", 1, textBlock("three")),
+		q("enqueue", "never sent"),
+	)
+	imp := importOne(t, KindClaude, data, Options{})
+	equal(t, "path", texts(imp.Share.Messages), []string{
+		"user:one", "assistant:call c1", "tool:c1=ok", "user:check again", "assistant:two",
+		"user/note:" + note, "assistant:call c2", "tool:c2=done", "user:next", "assistant:three",
+	})
+	equal(t, "skipped", imp.Skipped, map[string]int{"queue-operation": 7}) // all but the imported enqueue
+	if at := imp.Share.Messages[3].CreatedAt; at != "2026-01-01T10:00:00.000Z" {
+		t.Errorf("the queued prompt's time %q is not its enqueue's", at)
+	}
+}
+
 // CRLF line ends, a byte order mark and a last line without a newline.
 func TestClaudeLineEnds(t *testing.T) {
 	data := "\ufeff" + userRec("u1", "", "one") + "\r\n\r\n" + asstRec("a1", "u1", "A", 1, textBlock("two"))

@@ -72,7 +72,7 @@ func importCodex(data []byte) ([]Imported, error) {
 				switch p.Get("role").Str {
 				case "user":
 					c := codexContent(p.Get("content"), skipCounter{})
-					itemPrompts[promptKey(contentText(&c))]++
+					itemPrompts[itemPromptKey(&c)]++
 				case "assistant":
 					assistantItems = true
 				}
@@ -118,10 +118,37 @@ var redactedMarker = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\[REDACTED_[A-Z_]+ (len=\d+ sha=[0-9a-f]+)\]$`)
 })
 
-// imageTag matches the texts that wrap an image in a prompt's item.
+// imageTag matches the texts that wrap an image in a prompt's item:
+// "<image name=[Image #1]>" or, for an image without a label, "<image>",
+// then "</image>" (codex-rs wraps each image so).
 var imageTag = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`<image name=\[Image #\d+\][^>]*>|</image>`)
+	return regexp.MustCompile(`<image(?: name=[^>]*)?>|</image>`)
 })
+
+// itemPromptKey is promptKey of a user item's text, less the texts that
+// wrap its images: codex-rs writes each image as an opening text, the
+// image and "</image>", which a redacted rollout turns into markers.
+func itemPromptKey(c *session.Content) string {
+	if !c.IsBlocks {
+		return promptKey(c.Text)
+	}
+	tag := func(i int) bool {
+		if i < 0 || i >= len(c.Blocks) || c.Blocks[i].Type != session.BlockText {
+			return false
+		}
+		t := strings.TrimSpace(c.Blocks[i].Text)
+		return imageTag().ReplaceAllString(t, "") == "" || redactedMarker().MatchString(t)
+	}
+	isImage := func(i int) bool { return i >= 0 && i < len(c.Blocks) && c.Blocks[i].Type == session.BlockImage }
+	var parts []string
+	for i := range c.Blocks {
+		wraps := isImage(i+1) && tag(i) && tag(i+2) || isImage(i-1) && tag(i) && tag(i-2)
+		if c.Blocks[i].Type == session.BlockText && !wraps {
+			parts = append(parts, c.Blocks[i].Text)
+		}
+	}
+	return promptKey(strings.Join(parts, "\n"))
+}
 
 // promptKey compares a user item with a user_message event: equal text
 // once image tags are dropped, or the same redaction marker whatever its
@@ -142,16 +169,16 @@ var codexContextPrefixes = []string{
 	"<collaboration_mode>", "<turn_aborted>", "<INSTRUCTIONS>",
 }
 
-func (b *cxBuilder) isPrompt(text string) bool {
+func (b *cxBuilder) isPrompt(c *session.Content) bool {
 	if b.hasEvents {
-		k := promptKey(text)
+		k := itemPromptKey(c)
 		if b.prompts[k] > 0 {
 			b.prompts[k]--
 			return true
 		}
 		return false
 	}
-	t := strings.TrimLeft(text, " \t\r\n")
+	t := strings.TrimLeft(contentText(c), " \t\r\n")
 	for _, p := range codexContextPrefixes {
 		if strings.HasPrefix(t, p) {
 			return false
@@ -261,7 +288,7 @@ func (b *cxBuilder) item(p gjson.Result, ts string) {
 			m := session.Message{Role: session.RoleUser, CreatedAt: ts, Content: codexContent(p.Get("content"), b.skipped)}
 			m.Extra = fieldsOf(p, "type", "role", "content")
 			if role == "user" {
-				if !b.isPrompt(contentText(&m.Content)) {
+				if !b.isPrompt(&m.Content) {
 					m.Kind = session.KindNote
 				}
 			} else {

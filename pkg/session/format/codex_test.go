@@ -312,6 +312,45 @@ func TestCodexImagePrompt(t *testing.T) {
 	}
 	equal(t, "blocks", outline(&m), "2026-02-23T12:00:00.000Z user text image text text")
 	meta, _ := session.FromShare(&imp.Share, testID(0), t0)
-	equal(t, "title", meta.Title, "[Image #1]")
+	equal(t, "title", meta.Title, "why is the model unknown?") // the placeholder line says nothing
 	equal(t, "messages", len(imp.Share.Messages), 2)
+}
+
+// An image without a label is wrapped in "<image>" (codex-rs), and a
+// redacted rollout turns each wrapper into a marker
+// (testdata/fixtures/codex/images-compacted.jsonl: 13 image prompts): the
+// item is still the typed prompt, imported once with its image.
+func TestCodexImagePromptWrappers(t *testing.T) {
+	part := func(text string) map[string]any { return map[string]any{"type": "input_text", "text": text} }
+	img := map[string]any{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+	marker := func(kind string, n int, sha string) string {
+		return fmt.Sprintf("[REDACTED_%s len=%d sha=%s]", kind, n, sha)
+	}
+	lines := []string{
+		cx("session_meta", map[string]any{"id": "th-img"}),
+		cxEvent("task_started", nil),
+		cx("response_item", map[string]any{"type": "message", "role": "user", "content": []any{part("what is this?"), part("<image>"), img, part("</image>")}}),
+		cxEvent("user_message", map[string]any{"message": "what is this?", "images": []any{"data:image/png;base64,iVBORw0KGgo="}}),
+		cxMsg("assistant", "a cat"),
+		cxEvent("task_started", nil),
+		cx("response_item", map[string]any{"type": "message", "role": "user", "content": []any{
+			part(marker("TEXT", 1, "01ba4719")), part(marker("TEXT", 7, "92b00aa2")), img, part(marker("TEXT", 8, "74dc9557")),
+		}}),
+		cxEvent("user_message", map[string]any{"message": marker("MESSAGE", 1, "01ba4719"), "images": []any{"data:image/png;base64,iVBORw0KGgo="}}),
+		cxMsg("assistant", "a dog"),
+	}
+	imp := importOne(t, KindCodex, jsonl(lines...), Options{})
+	var outlines []string
+	for i := range imp.Share.Messages {
+		outlines = append(outlines, outline(&imp.Share.Messages[i]))
+	}
+	equal(t, "messages", outlines, []string{
+		"2026-02-23T12:00:00.000Z user text text image text", "2026-02-23T12:00:00.000Z assistant text",
+		"2026-02-23T12:00:00.000Z user text text image text", "2026-02-23T12:00:00.000Z assistant text",
+	})
+	for _, i := range []int{0, 2} {
+		if !imp.Share.Messages[i].IsUserTurn() {
+			t.Errorf("message %d, an image prompt, is not a user turn", i)
+		}
+	}
 }

@@ -151,22 +151,35 @@ func sourceCounts(t *testing.T, dir string, data []byte) counts {
 		}
 	case "codex":
 		var total gjson.Result
-		eachJSONLine(data, func(v gjson.Result) {
-			p := v.Get("payload")
+		item := func(p gjson.Result) {
 			switch t := p.Get("type").Str; {
-			case v.Get("type").Str == "response_item" && (t == "function_call" || t == "custom_tool_call" || t == "local_shell_call"):
+			case t == "function_call" || t == "custom_tool_call" || t == "local_shell_call":
 				calls[p.Get("call_id").Str] = true
-			case v.Get("type").Str == "response_item" && strings.HasSuffix(t, "_call_output"):
+			case strings.HasSuffix(t, "_call_output"):
 				results[p.Get("call_id").Str] = true
-			case v.Get("type").Str == "response_item" && t == "message":
+			case t == "message":
 				p.Get("content").ForEach(func(_, part gjson.Result) bool {
 					if part.Get("type").Str == "input_image" {
 						c.images++
 					}
 					return true
 				})
-			case v.Get("type").Str == "event_msg" && t == "token_count" && p.Get("info.total_token_usage").IsObject():
-				total = p.Get("info.total_token_usage")
+			}
+		}
+		eachJSONLine(data, func(v gjson.Result) {
+			p := v.Get("payload")
+			switch v.Get("type").Str {
+			case "response_item":
+				item(p)
+			case "compacted": // the items that replace the history are the new path's
+				p.Get("replacement_history").ForEach(func(_, it gjson.Result) bool {
+					item(it)
+					return true
+				})
+			case "event_msg":
+				if p.Get("type").Str == "token_count" && p.Get("info.total_token_usage").IsObject() {
+					total = p.Get("info.total_token_usage")
+				}
 			}
 		})
 		in, cached := total.Get("input_tokens").Uint(), total.Get("cached_input_tokens").Uint()

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -25,6 +26,10 @@ import (
 // sent to the model) are notes. A rewind keeps the undone messages as a
 // branch. Token counts follow the Gemini API: the prompt count includes
 // cached and tool-prompt tokens aside, the thoughts are output.
+
+// geminiRetryPrompt is the user message Gemini CLI sends itself to retry a
+// reply that came back invalid (packages/core/src/core/client.ts).
+const geminiRetryPrompt = "System: Please continue."
 
 func isGeminiRecord(v gjson.Result) bool {
 	return v.IsObject() && v.Get("sessionId").Type == gjson.String && v.Get("projectHash").Type == gjson.String
@@ -161,6 +166,8 @@ func geminiParts(v gjson.Result, skipped skipCounter) []session.Block {
 		switch {
 		case p.Type == gjson.String:
 			out = append(out, session.Block{Type: session.BlockText, Text: p.Str})
+		case p.Get("text").Type == gjson.String && p.Get("thought").Type == gjson.True:
+			out = append(out, session.Block{Type: session.BlockThinking, Text: p.Get("text").Str, Extra: fieldsOf(p, "text", "thought")})
 		case p.Get("text").Type == gjson.String:
 			out = append(out, session.Block{Type: session.BlockText, Text: p.Get("text").Str, Extra: fieldsOf(p, "text")})
 		case p.Get("inlineData").IsObject() && strings.HasPrefix(p.Get("inlineData.mimeType").Str, "image/"):
@@ -196,8 +203,10 @@ func (b *gmBuilder) message(v gjson.Result) {
 	}
 	if typ != "gemini" {
 		m := session.Message{Role: session.RoleUser, CreatedAt: ts, Content: geminiContent(blocks)}
-		if typ != "user" {
+		if text, _ := m.AsText(); typ != "user" || text == geminiRetryPrompt {
 			m.Kind = session.KindNote
+		}
+		if typ != "user" {
 			keep.strVal("type", typ)
 		}
 		if f, ok := keep.field("gemini"); ok {
@@ -207,13 +216,38 @@ func (b *gmBuilder) message(v gjson.Result) {
 		return
 	}
 	var out []session.Block
-	eachElem(v.Get("thoughts"), func(t gjson.Result) bool {
-		out = append(out, session.Block{Type: session.BlockThinking, Text: strVal(t.Get("description")), Extra: fieldsOf(t, "description")})
+	calls := map[string]int{} // toolCalls id -> its block in out, once made
+	eachElem(v.Get("toolCalls"), func(c gjson.Result) bool {
+		calls[strVal(c.Get("id"))] = -1
 		return true
 	})
+	thoughtParts := slices.ContainsFunc(blocks, func(b session.Block) bool { return b.Type == session.BlockThinking })
+	if thoughtParts {
+		// The content's thought parts are the thinking; the CLI's
+		// summaries of them stay on the message.
+		keep.raw("thoughts", v.Get("thoughts").Raw)
+	} else {
+		eachElem(v.Get("thoughts"), func(t gjson.Result) bool {
+			out = append(out, session.Block{Type: session.BlockThinking, Text: strVal(t.Get("description")), Extra: fieldsOf(t, "description")})
+			return true
+		})
+	}
+	var callParts map[string][]session.Field // call id -> the other members of its functionCall part
 	for _, blk := range blocks {
 		if blk.Type == session.BlockText && blk.Text == "" {
 			continue // a reply that is all tool calls has content ""
+		}
+		if part := gjson.GetBytes(blk.Raw, "part"); blk.Type == "gemini_part" && part.Get("functionCall").IsObject() {
+			// A functionCall part that toolCalls records is that call.
+			if id := strVal(part.Get("functionCall.id")); id != "" {
+				if _, ok := calls[id]; ok {
+					if callParts == nil {
+						callParts = map[string][]session.Field{}
+					}
+					callParts[id] = fieldsOf(part, "functionCall")
+					continue
+				}
+			}
 		}
 		out = append(out, blk)
 	}
@@ -221,6 +255,13 @@ func (b *gmBuilder) message(v gjson.Result) {
 	eachElem(v.Get("toolCalls"), func(c gjson.Result) bool {
 		call := session.Block{Type: session.BlockToolUse, ID: strVal(c.Get("id")), Name: strVal(c.Get("name")), Input: []byte("{}"),
 			Extra: fieldsOf(c, "id", "name", "args", "result", "status", "timestamp", "resultDisplay")}
+		if f := callParts[call.ID]; len(f) > 0 {
+			var o jsonObject
+			for _, x := range f {
+				o.raw(x.Key, string(x.Value))
+			}
+			call.Extra = append(call.Extra, session.Field{Key: "part", Value: o.done()})
+		}
 		if a := c.Get("args"); a.IsObject() {
 			call.Input = compactJSON(a.Raw)
 		}
@@ -230,7 +271,7 @@ func (b *gmBuilder) message(v gjson.Result) {
 			return true // still running: unanswered
 		}
 		tm := session.Message{Role: session.RoleTool, ToolCallID: call.ID, Name: call.Name, IsError: status == "error" || status == "cancelled",
-			CreatedAt: b.span.add(strVal(c.Get("timestamp"))), Content: geminiResult(c.Get("result"), b.skipped)}
+			CreatedAt: b.span.add(strVal(c.Get("timestamp"))), Content: geminiResult(c.Get("result"), call.ID, b.skipped)}
 		if tm.CreatedAt == "" {
 			tm.CreatedAt = ts
 		}
@@ -282,12 +323,17 @@ func geminiContent(blocks []session.Block) session.Content {
 
 // geminiResult is a tool result's content: the output of its function
 // responses (response.output, or the response's JSON), other parts as
-// blocks.
-func geminiResult(v gjson.Result, skipped skipCounter) session.Content {
+// blocks. When some responses name call id, the others are other calls'
+// (Gemini CLI has recorded a batch's responses on each of its calls).
+func geminiResult(v gjson.Result, id string, skipped skipCounter) session.Content {
 	var texts []string
 	var blocks []session.Block
+	own := id != "" && slices.ContainsFunc(v.Array(), func(p gjson.Result) bool { return p.Get("functionResponse.id").Str == id })
 	eachElem(v, func(p gjson.Result) bool {
 		if r := p.Get("functionResponse.response"); r.Exists() {
+			if own && p.Get("functionResponse.id").Str != id {
+				return true
+			}
 			switch out := r.Get("output"); {
 			case out.Type == gjson.String:
 				texts = append(texts, out.Str)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -41,6 +42,42 @@ func TestCursorStreamJSON(t *testing.T) {
 	equal(t, "shell output", msgs[3].Content.Text, "3\n")
 	meta, _ := session.FromShare(&imp.Share, testID(0), t0)
 	equal(t, "title", meta.Title, "list the files here and say how many")
+}
+
+// A reply recorded with the model's parts (PartListUnion, as Gemini CLI
+// 2026 recordings write it): its thought parts are its thinking, and the
+// CLI's thoughts summaries stay on the message; a functionCall part of a
+// call toolCalls records is that call; a call whose result holds the
+// whole batch's responses gets its own. Gemini CLI's retry prompt is a note.
+func TestGeminiReplyParts(t *testing.T) {
+	resp := func(id, out string) string {
+		return `{"functionResponse":{"id":"` + id + `","name":"f","response":{"output":"` + out + `"}}}`
+	}
+	batch := "[" + resp("c1", "one") + "," + resp("c2", "two") + "]"
+	data := []byte(`{"sessionId":"g2","projectHash":"h","startTime":"2026-06-12T04:14:14.031Z","lastUpdated":"2026-06-12T04:18:00.000Z","kind":"main","messages":[
+	 {"id":"u1","timestamp":"2026-06-12T04:16:58.419Z","type":"user","content":[{"text":"explain the error"}]},
+	 {"id":"a1","timestamp":"2026-06-12T04:17:09.308Z","type":"gemini","content":[
+	   {"text":"**Analyzing** the traceback","thought":true},
+	   {"functionCall":{"id":"c1","name":"f","args":{"x":1}},"thoughtSignature":"sig1"},
+	   {"functionCall":{"id":"c2","name":"f","args":{"x":2}}}],
+	  "thoughts":[{"subject":"Analyzing","description":"the traceback","timestamp":"2026-06-12T04:17:07.158Z"}],
+	  "tokens":{"input":100,"output":10,"cached":40,"thoughts":5,"tool":0,"total":115},"model":"gemini-3-flash-preview",
+	  "toolCalls":[
+	   {"id":"c1","name":"f","args":{"x":1},"result":` + batch + `,"status":"success","timestamp":"2026-06-12T04:17:54.266Z"},
+	   {"id":"c2","name":"f","args":{"x":2},"result":` + batch + `,"status":"success","timestamp":"2026-06-12T04:17:54.266Z"}]},
+	 {"id":"u2","timestamp":"2026-06-12T04:17:55.000Z","type":"user","content":[{"text":"System: Please continue."}]},
+	 {"id":"a2","timestamp":"2026-06-12T04:17:59.000Z","type":"gemini","content":"Flask is missing."}]}`)
+	imp := importOne(t, KindAuto, data, Options{})
+	msgs := imp.Share.Messages
+	equal(t, "path", texts(msgs), []string{"user:explain the error", "assistant:[thinking]|call c1|call c2", "tool:c1=one", "tool:c2=two", "user/note:System: Please continue.", "assistant:Flask is missing."})
+	equal(t, "reply", outline(&msgs[1]), "2026-06-12T04:17:09.308Z assistant thinking tooluse:f tooluse:f")
+	equal(t, "thinking", msgs[1].Content.Blocks[0].Text, "**Analyzing** the traceback")
+	if g := gjson.GetBytes(fieldValue(msgs[1].Extra, "gemini"), "thoughts.0.subject"); g.Str != "Analyzing" {
+		t.Errorf("the thoughts summaries are not kept: %s", fieldValue(msgs[1].Extra, "gemini"))
+	}
+	if p := gjson.GetBytes(fieldValue(msgs[1].Content.Blocks[1].Extra, "part"), "thoughtSignature"); p.Str != "sig1" {
+		t.Errorf("the call's part members are not kept: %s", msgs[1].Content.Blocks[1].AppendJSON(nil))
+	}
 }
 
 // A Gemini CLI JSONL recording: a message written again under its id
