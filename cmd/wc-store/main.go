@@ -20,6 +20,8 @@ With --stop it asks the resident process of the store to stop once the commands 
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "stop", Usage: "stop the resident store process instead of running one"},
+			&cli.BoolFlag{Name: "check", Usage: "verify the whole store and print a JSON report, instead of serving it"},
+			&cli.StringFlag{Name: "salvage", Usage: "copy every intact session of the store, damaged or not, into a new store in `DIR`, and print a JSON report"},
 			&cli.DurationFlag{Name: "idle", EnvVars: []string{"WC_RESIDENT_IDLE"}, Value: tool.ResidentIdle,
 				Usage: "stop serving after this Go `DURATION` without commands (0: never)"},
 		}

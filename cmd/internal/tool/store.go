@@ -25,14 +25,21 @@ func commonFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"WC_LOCK_TIMEOUT"}, Value: defaultLockTimeout,
 			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
+		&cli.BoolFlag{Name: "other-owner", EnvVars: []string{OtherOwnerEnv},
+			Usage: "read a store that belongs to another user (as root reads a user's): the command only reads, writes nothing there, not even a lock file, and talks to no store process; without it such a store is refused"},
 	}
 }
+
+// OtherOwnerEnv is --other-owner's variable; a private store process reads
+// it too.
+const OtherOwnerEnv = "WC_OTHER_OWNER"
 
 // CommonEnv documents the variables every command reads.
 var CommonEnv = []EnvVar{
 	{"WC_STORE", "The store directory, as --store."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
+	{"WC_OTHER_OWNER", "Set to true to read a store of another user's, as --other-owner."},
 	{"WC_RESIDENT", "Commands go through a resident store process, wc-store, that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it, later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands, on SIGTERM or on wc-store --stop, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another protocol version connects (a command of another build that speaks its protocol is served). When no resident process can serve the store (a read-only store or file system, another user's store), commands open it directly; a store an older wc wrote must first be moved to the current schema by one command that can write there. Either way a writer's result is synced to disk before it is printed."},
 	{"WC_RESIDENT_IDLE", "How long the resident store process waits for a command before it stops, as a Go duration (default 2s)."},
 	{"WC_DIRECT", "Set to 1 to open the store directly: through a wc-store that serves this command alone and closes the store before the command exits (wc-compact opens it in its own process). A running resident store process is asked to stop once the commands it serves are done, and the command waits for it as for any holder of the store's lock."},
@@ -135,6 +142,7 @@ type DirectOptions struct {
 	LockTimeout time.Duration
 	Sync        bool
 	Bulk        bool // batch work: see OpenBatch
+	OtherOwner  bool // --other-owner: see client.Trust
 }
 
 func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle, error) {
@@ -144,6 +152,15 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	}
 	timeout, err := c.LockTimeout()
 	if err != nil {
+		return nil, err
+	}
+	trust := client.Trust{OtherOwner: c.Bool("other-owner")}
+	if trust.OtherOwner && (mode != client.Read || batch) {
+		return nil, Usagef("--other-owner only reads: %s writes to the store", c.Spec.Name).
+			WithHint("a command that writes uses a store of its own user's")
+	}
+	// Before anything is sent to the store's socket or read from it.
+	if _, err := client.CheckStore(dir, trust); err != nil {
 		return nil, err
 	}
 	if batch {
@@ -161,6 +178,8 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	start := time.Now()
 	var st client.Handle
 	switch {
+	case trust.OtherOwner:
+		// Its store process is not ours to talk to, nor to stop.
 	case batch || forcedDirect():
 		// A resident process would hold the store until it idles.
 		_, _ = client.Shutdown(dir, 0)
@@ -170,9 +189,10 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	if st == nil && err == nil {
 		ask.LockTimeout = max(0, timeout-time.Since(start))
 		if c.Spec.Direct != nil {
-			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch})
+			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch,
+				OtherOwner: trust.OtherOwner})
 		} else {
-			st, err = openPrivate(dir, ask, c.Bool("sync"))
+			st, err = openPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
 		}
 	}
 	if err != nil {

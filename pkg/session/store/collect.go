@@ -46,7 +46,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 				freed.Bytes += item.EstimatedSize()
 				continue
 			}
-			if err := item.Value(func(v []byte) error {
+			if err := itemValue(item, func(v []byte) error {
 				h, _, err := session.DecodeNodeHeader(v)
 				parents[seq] = h.Parent
 				if h.Same != 0 {
@@ -153,7 +153,7 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 			if !ok || !kept[seq] {
 				continue
 			}
-			if err := it2.Item().Value(func(v []byte) error {
+			if err := itemValue(it2.Item(), func(v []byte) error {
 				for rest := v; ; {
 					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {
@@ -198,7 +198,7 @@ func (s *Store) materialize(key sid, seqs []uint64) error {
 				return err
 			}
 			var full []byte
-			if err := item.Value(func(v []byte) error {
+			if err := itemValue(item, func(v []byte) error {
 				full, err = resolveRef(txn, key, seq, v)
 				if err == nil {
 					full = bytes.Clone(full)

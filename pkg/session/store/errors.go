@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/y"
 
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
@@ -62,6 +63,9 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
 		return err
 	}
+	if isDamage(err) {
+		return damagedRead(op, err)
+	}
 	if errors.Is(err, badger.ErrConflict) {
 		return fmt.Errorf("store: %s failed: conflicting concurrent update", op)
 	}
@@ -90,4 +94,78 @@ func mapErr(op string, err error) error {
 		msg = msg[:maxLen] + "…"
 	}
 	return fmt.Errorf("store: %s failed: %s", op, msg)
+}
+
+// damageSigns are the words of Badger's errors for data that fails its
+// checks: a checksum, a length, a table or value the store's own records
+// point at and cannot find.
+var damageSigns = []string{
+	"checksum mismatch", "Checksum mismatch", "failed to read index", "failed to initialize table",
+	"invalid checksum length", "file does not exist for table", "Invalid read", "Invalid value pointer offset",
+	"End of file", "failed to decompress", "corrupt input", "Encryption key mismatch", "Invalid datakey id",
+	"MANIFEST invalid", "MANIFEST removes non-existing table", "Manifest file might be corrupted",
+	"block out of index", "manifest has bad magic", "Unable to read", "while reading block",
+	"sanity text", "reading IV for key registry", "keyRegistryIterator",
+}
+
+// isDamage tells Badger's error for a damaged file.
+func isDamage(err error) bool {
+	if errors.Is(err, y.ErrChecksumMismatch) || errors.Is(err, y.ErrEOF) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range damageSigns {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// damagedRead is the error of a read that found a damaged file.
+func damagedRead(op string, err error) error {
+	msg := firstLineOf(err.Error())
+	const maxLen = 160
+	if len(msg) > maxLen {
+		msg = msg[:maxLen] + "…"
+	}
+	return &client.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
+}
+
+// ErrDamaged is the kind of the errors of a damaged store.
+var ErrDamaged = client.ErrDamaged
+
+// panicked turns a panic of Badger's, on data that fails its checks
+// before it checks them, into the error of a damaged store, and poisons
+// the handle: the panic may have left Badger's locks held.
+func (s *Store) panicked(op string, err *error) {
+	if r := recover(); r != nil {
+		s.poisoned.Store(true)
+		*err = &client.KindError{Msg: fmt.Sprintf("store %s is damaged: %s failed on data that does not decode (%v)", s.dir, op, firstLineOf(fmt.Sprint(r))), Kind: ErrDamaged}
+	}
+}
+
+// errLostValue: Badger answers a value it cannot read from its value log
+// (the file is missing, or the entry fails its checksum) with an empty
+// value and no error, and only logs what it found. Every record wc writes
+// holds something, so an empty one is a damaged store.
+var errLostValue = &client.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: client.ErrDamaged}
+
+// itemValue is item.Value, refusing an empty value (errLostValue).
+func itemValue(item *badger.Item, fn func(v []byte) error) error {
+	return item.Value(func(v []byte) error {
+		if len(v) == 0 {
+			return errLostValue
+		}
+		return fn(v)
+	})
+}
+
+// itemValueCopy is item.ValueCopy, refusing an empty value.
+func itemValueCopy(item *badger.Item) ([]byte, error) {
+	v, err := item.ValueCopy(nil)
+	if err == nil && len(v) == 0 {
+		err = errLostValue
+	}
+	return v, err
 }

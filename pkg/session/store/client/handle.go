@@ -75,12 +75,17 @@ var (
 	ErrNotFound  = errors.New("not found")
 	ErrAmbiguous = errors.New("ambiguous session prefix")
 	ErrNotStore  = errors.New("not a wc store directory")
+	// ErrDamaged: the store's files do not hold what wc wrote (a changed
+	// byte, a file cut short or missing); nothing was changed.
+	ErrDamaged = errors.New("store is damaged")
 )
 
-// KindError carries the message the user sees and the sentinel it matches.
+// KindError carries the message the user sees and the sentinel it matches,
+// and hints the command prints after it.
 type KindError struct {
-	Msg  string
-	Kind error
+	Msg   string
+	Kind  error
+	Hints []string
 }
 
 func (e *KindError) Error() string        { return e.Msg }

@@ -75,6 +75,8 @@ func ToWire(err error) *WireError {
 		return &WireError{Kind: "busy", Msg: err.Error()}
 	case errors.Is(err, ErrNotStore):
 		return &WireError{Kind: "notstore", Msg: err.Error()}
+	case errors.Is(err, ErrDamaged):
+		return &WireError{Kind: "damaged", Msg: err.Error()}
 	}
 	return &WireError{Kind: "other", Msg: err.Error()}
 }
@@ -97,6 +99,8 @@ func (e *WireError) Err() error {
 		return &KindError{Msg: e.Msg, Kind: ErrBusy}
 	case "notstore":
 		return &KindError{Msg: e.Msg, Kind: ErrNotStore}
+	case "damaged":
+		return &KindError{Msg: e.Msg, Kind: ErrDamaged}
 	}
 	return errors.New(e.Msg)
 }
