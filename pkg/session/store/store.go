@@ -140,8 +140,19 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		// Every block read from a table, and every value read from the
 		// value log, is checked against its checksum, so that a damaged
 		// file is an error and never an answer (BenchmarkChecksums).
-		WithChecksumVerificationMode(options.OnBlockRead).
-		WithVerifyValueChecksum(true)
+		WithChecksumVerificationMode(checksumMode()).
+		WithVerifyValueChecksum(verifyReads)
+}
+
+// verifyReads turns off every checksum check, Badger's and the open's
+// verification of tables, for BenchmarkChecksums alone.
+var verifyReads = true
+
+func checksumMode() options.ChecksumVerificationMode {
+	if verifyReads {
+		return options.OnBlockRead
+	}
+	return options.NoVerification
 }
 
 // bulkOptions suit a batch over the whole store. Its merges keep up to 13
