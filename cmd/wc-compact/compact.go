@@ -75,6 +75,7 @@ func compact(c *tool.Ctx) error {
 		// random ids) it would rewrite most of the store.
 		slices.Sort(ids)
 	}
+	single := !c.Bool("all") && len(ids) == 1
 	progress := c.Progress("compacting", len(ids))
 	failed := 0
 	// Sessions are read and compacted ahead, in parallel, and committed
@@ -85,12 +86,12 @@ func compact(c *tool.Ctx) error {
 	})
 	defer ahead.stop()
 	for i, id := range ids {
-		if c.Context.Err() != nil {
-			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
+		if err := c.Interrupted(i, len(ids)); err != nil {
+			return err
 		}
 		if err := finish(c, st, ahead.take(i), p); err != nil {
-			if p.print {
-				return err
+			if p.print || single {
+				return err // one session: an error like any command's
 			}
 			failed++
 			if perr := c.PrintJSON(struct {

@@ -362,3 +362,42 @@ func salvageTrial(t *testing.T, r *runner, d damage, ids []string, want []reader
 	}
 	return salvaged, lost
 }
+
+// TestOneSessionCompactionFails (issue 19, item 10): a compaction of one
+// session that fails (here on a damaged value) fails as any command does:
+// its error on stderr, nothing on stdout. A batch still reports the session
+// on its line and goes on.
+func TestOneSessionCompactionFails(t *testing.T) {
+	r := newRunner(t, filepath.Join(t.TempDir(), "store")).direct()
+	g := &gen{rng: rand.New(rand.NewPCG(3, 4))}
+	damagedID := idOf(r.must(nil, "wc-new", "--title", "damaged"))
+	r.must([]byte(g.filler("big", 100<<10)), "wc-append", damagedID, "--role", "tool", "--no-cap")
+	okID := idOf(r.must(nil, "wc-new", "--title", "fine"))
+	r.must(g.turns(3, 500), "wc-append", okID)
+	// The big value is in the value log of the command that wrote it; the
+	// commands after it wrote value logs of their own.
+	logs, _ := filepath.Glob(filepath.Join(r.store, "db", "*.vlog"))
+	var withValue string
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil && fi.Size() > 100<<10 {
+			withValue = l
+		}
+	}
+	if withValue == "" {
+		t.Fatalf("no value log holds the big value: %v", logs)
+	}
+	d := damage{file: filepath.Join("db", filepath.Base(withValue)), action: "flip", offset: 50 << 10, xor: 0x20}
+	if err := d.apply(r.store); err != nil {
+		t.Fatal(err)
+	}
+	res := r.run(nil, "wc-compact", damagedID, "--max-tokens", "100")
+	if res.Code != exitDamaged || res.Stdout != "" || !oneErrorLine("wc-compact", res.Stderr) ||
+		!strings.HasPrefix(res.Stderr, "wc-compact: store: the store is damaged: ") {
+		t.Errorf("one damaged session: %v", res)
+	}
+	batch := r.run([]byte(damagedID+"\n"+okID+"\n"), "wc-compact", "--max-tokens", "100")
+	lines, _ := jsonLines(batch.Stdout)
+	if batch.Code != 1 || len(lines) != 2 || batch.Stderr != "wc-compact: 1 of 2 sessions failed\n" {
+		t.Errorf("a batch with a damaged session: %v", batch)
+	}
+}

@@ -95,8 +95,14 @@ func exitStatus(err error) (int, []string) {
 		errors.As(err, &ke)
 		return ExitFailure, ke.Hints
 	case errors.Is(err, client.ErrDamaged):
+		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+			return ExitDamaged, ke.Hints
+		}
 		return ExitDamaged, []string{"wc-store --check reports what is damaged; wc-store --salvage NEWDIR copies every intact session into a new store"}
 	case errors.Is(err, client.ErrBusy):
+		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+			return ExitBusy, ke.Hints
+		}
 		return ExitBusy, []string{"another wc command holds the store; raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}
 	case errors.Is(err, client.ErrNotFound):
 		return ExitNotFound, []string{"wc-ls lists the sessions in this store"}

@@ -199,7 +199,34 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 		return nil, err
 	}
 	c.OnClose(st.Close)
-	return st, nil
+	if batch && c.Spec.Signals != "" {
+		c.catchSignals()
+	}
+	return writeGuard{Handle: st, c: c}, nil
+}
+
+// writeGuard is a command's handle: its first write makes the command
+// ignore the signals that would otherwise end it (see Ctx.protectWrites).
+type writeGuard struct {
+	client.Handle
+	c *Ctx
+}
+
+func (w writeGuard) Commit(meta *session.Meta, nodes []session.Node) error {
+	w.c.protectWrites()
+	return w.Handle.Commit(meta, nodes)
+}
+
+func (w writeGuard) PutBlob(id string, sum [32]byte, data []byte) error {
+	w.c.protectWrites()
+	return w.Handle.PutBlob(id, sum, data)
+}
+
+func (w writeGuard) Collect(m *session.Meta, dryRun bool) (client.Freed, error) {
+	if !dryRun {
+		w.c.protectWrites()
+	}
+	return w.Handle.Collect(m, dryRun)
 }
 
 // bulkMemoryLimit is the Go heap's soft limit in batch work: Badger's

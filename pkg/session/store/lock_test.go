@@ -21,7 +21,7 @@ func TestWriterExcludesWriter(t *testing.T) {
 	id := testID(0xaaaa, 1)
 	w1 := open(t, dir, Write)
 	_, err := Open(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write)
-	if !errors.Is(err, ErrBusy) || err.Error() != "store "+dir+" is busy (timed out waiting for its lock)" {
+	if want := fmt.Sprintf("store %s is busy (timed out waiting for its lock, which process %d, store.test, holds)", dir, os.Getpid()); !errors.Is(err, ErrBusy) || err.Error() != want {
 		t.Fatalf("second writer: %v, want ErrBusy", err)
 	}
 	for _, mode := range []Mode{Write, Read} {

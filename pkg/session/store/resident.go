@@ -63,7 +63,7 @@ func (l *sessionLock) acquire(mode Mode, timeout time.Duration, dir string) erro
 		l.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return busyError(dir)
+			return &client.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for the other commands its store process serves)", dir), Kind: ErrBusy}
 		}
 		timer := time.NewTimer(wait)
 		select {

@@ -141,7 +141,7 @@ func TestResidentLocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
-		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for its lock)") {
+		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for the other commands its store process serves)") {
 		t.Fatalf("second writer: %v", err)
 	}
 	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Read); !errors.Is(err, ErrBusy) {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -40,7 +41,9 @@ type Request struct {
 	Packed bool
 }
 
-// WireError is an error as it crosses the socket.
+// WireError is an error as it crosses the socket. Ref is the reference of
+// a "ref" error; for another kind it carries the error's hints, a line
+// each.
 type WireError struct{ Kind, Msg, Ref string }
 
 // Response answers a Request, or is one chunk of a streamed answer.
@@ -62,6 +65,12 @@ func ToWire(err error) *WireError {
 	}
 	var ref *RefError
 	var inv *session.InvalidError
+	var ke *KindError
+	if !errors.As(err, &ref) && errors.As(err, &ke) && len(ke.Hints) > 0 {
+		w := ToWire(&KindError{Msg: ke.Msg, Kind: ke.Kind})
+		w.Ref = strings.Join(ke.Hints, "\n")
+		return w
+	}
 	switch {
 	case errors.As(err, &ref):
 		return &WireError{Kind: "ref", Ref: ref.Ref}
@@ -77,6 +86,8 @@ func ToWire(err error) *WireError {
 		return &WireError{Kind: "notstore", Msg: err.Error()}
 	case errors.Is(err, ErrDamaged):
 		return &WireError{Kind: "damaged", Msg: err.Error()}
+	case errors.Is(err, ErrUnsafe):
+		return &WireError{Kind: "unsafe", Msg: err.Error()}
 	}
 	return &WireError{Kind: "other", Msg: err.Error()}
 }
@@ -86,21 +97,27 @@ func (e *WireError) Err() error {
 	if e == nil {
 		return nil
 	}
+	var hints []string
+	if e.Ref != "" && e.Kind != "ref" {
+		hints = strings.Split(e.Ref, "\n")
+	}
 	switch e.Kind {
 	case "ref":
 		return &RefError{Ref: e.Ref}
 	case "invalid":
 		return &session.InvalidError{Msg: e.Msg}
 	case "notfound":
-		return &KindError{Msg: e.Msg, Kind: ErrNotFound}
+		return &KindError{Msg: e.Msg, Kind: ErrNotFound, Hints: hints}
 	case "ambiguous":
-		return &KindError{Msg: e.Msg, Kind: ErrAmbiguous}
+		return &KindError{Msg: e.Msg, Kind: ErrAmbiguous, Hints: hints}
 	case "busy":
-		return &KindError{Msg: e.Msg, Kind: ErrBusy}
+		return &KindError{Msg: e.Msg, Kind: ErrBusy, Hints: hints}
 	case "notstore":
-		return &KindError{Msg: e.Msg, Kind: ErrNotStore}
+		return &KindError{Msg: e.Msg, Kind: ErrNotStore, Hints: hints}
 	case "damaged":
-		return &KindError{Msg: e.Msg, Kind: ErrDamaged}
+		return &KindError{Msg: e.Msg, Kind: ErrDamaged, Hints: hints}
+	case "unsafe":
+		return &KindError{Msg: e.Msg, Kind: ErrUnsafe, Hints: hints}
 	}
 	return errors.New(e.Msg)
 }
