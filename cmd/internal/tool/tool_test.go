@@ -229,7 +229,7 @@ func TestManPageSections(t *testing.T) {
 		`.TH "WC-TEST" "1"`, ".SH NAME\nwc\\-test \\- test a page", ".SH SYNOPSIS", ".SH OPTIONS",
 		".B \\-\\-format \\fIFORMAT\\fR\noutput FORMAT (default: json)",
 		".B \\-\\-store \\fIDIR\\fR", "(env: WC_LOCK_TIMEOUT)", ".SH EXIT STATUS\n.TP\n.B 0\n",
-		".B 75\n", ".SH SIGNALS\n.PP\nSIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
+		".B 74\n", ".B 75\n", ".SH SIGNALS\n.PP\nSIGINT (Ctrl\\-C), SIGTERM and SIGHUP (a closed terminal) end the command at once while it waits", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
 		".nf\nindented \\-line\nkept\n.fi", ".SH SEE ALSO", ".BR wc\\-append (1)",
 	} {
 		if !strings.Contains(page, want) {
