@@ -22,9 +22,9 @@ func (s *Store) flock(how int, deadline time.Time) error {
 
 // unlock releases Dir/lock.
 func (s *Store) unlock() {
-	if s.lock == nil {
-		return
+	if s.lock != nil {
+		client.Unlock(s.lock)
+		s.lock = nil
 	}
-	client.Unlock(s.lock)
-	s.lock = nil
+	s.releaseTurnstile()
 }

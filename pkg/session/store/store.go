@@ -50,6 +50,9 @@ type Options struct {
 	// OtherOwner reads a store another user owns (see client.Trust): only
 	// for Read, and nothing is written there, not even the lock file.
 	OtherOwner bool
+	// resident: the resident store process opens it, and leaves the
+	// turnstile to the commands that open the store themselves.
+	resident bool
 }
 
 // RebuildThreshold is the table count above which a writer rebuilds the
@@ -204,6 +207,7 @@ type Store struct {
 	rebuildAt int
 
 	lock       *os.File
+	turnstile  *os.File              // see holdTurnstile
 	owner      int                   // the uid the store belongs to
 	otherOwner bool                  // another user's store, only read (Options.OtherOwner)
 	db         *badger.DB            // nil when a reader found no store
@@ -274,7 +278,13 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	if mode == Read && !exists(filepath.Join(s.dir, "lock")) && !exists(s.dbDir()) {
 		return s, nil
 	}
+	if !opts.resident {
+		if s.turnstile, err = holdTurnstile(s.dir, deadline); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.openLock(); err != nil {
+		s.releaseTurnstile()
 		return nil, err
 	}
 	if mode == Write {
@@ -284,6 +294,7 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	}
 	if err != nil {
 		s.unlock()
+		s.releaseTurnstile()
 		return nil, err
 	}
 	if s.bulk {
