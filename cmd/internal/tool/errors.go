@@ -90,7 +90,7 @@ func exitStatus(err error) (int, []string) {
 	switch {
 	case errors.As(err, &te):
 		return te.Code, te.Hints
-	case errors.Is(err, client.ErrUnsafe):
+	case errors.Is(err, client.ErrUnsafe), errors.Is(err, client.ErrNoSpace):
 		var ke *client.KindError
 		errors.As(err, &ke)
 		return ExitFailure, ke.Hints

@@ -31,6 +31,13 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	if err != nil {
 		return freed, err
 	}
+	if !dryRun {
+		// A collection writes little (deletions, and the messages of the
+		// references it keeps) but writes through the memtable's map.
+		if err := s.roomFor(0); err != nil {
+			return freed, err
+		}
+	}
 	parents := map[uint64]uint64{}
 	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}

@@ -66,6 +66,10 @@ func mapErr(op string, err error) error {
 	if isDamage(err) {
 		return damagedRead(op, err)
 	}
+	if isNoSpace(err) {
+		return &client.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
+			Hints: []string{"free space on that file system and try again"}}
+	}
 	if errors.Is(err, badger.ErrConflict) {
 		return fmt.Errorf("store: %s failed: conflicting concurrent update", op)
 	}

@@ -212,6 +212,7 @@ type Store struct {
 	otherOwner bool                  // another user's store, only read (Options.OtherOwner)
 	db         *badger.DB            // nil when a reader found no store
 	verified   map[uint64]tableStamp // the tables found verified at the open
+	reserved   bool                  // the lock file holds closeReserve (see space.go)
 	// poisoned: Badger panicked on damaged data and may hold its locks;
 	// the handle answers nothing more and Close leaves Badger as a crash
 	// would.
@@ -426,11 +427,15 @@ func (s *Store) openWrite(deadline time.Time) error {
 		}
 		s.verified = in.verified
 	}
+	if err := s.roomFor(0); err != nil {
+		return err // a read-write open writes, through maps (space.go)
+	}
 	db, err := s.openBadger(false, deadline)
 	if err != nil {
 		return err
 	}
 	s.db, s.rw = db, true
+	s.holdCloseReserve()
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
 		s.db = nil
@@ -492,6 +497,10 @@ func (s *Store) recoverFirst(deadline time.Time) error {
 		return fmt.Errorf(needs, s.dir)
 	}
 	err := s.upgrade(deadline)
+	if errors.Is(err, ErrNoSpace) {
+		return &client.KindError{Msg: fmt.Sprintf("store %s needs a writer to recover it (a writer was killed while it wrote), and there is no space left on its device", s.dir),
+			Kind: ErrNoSpace, Hints: []string{"free space on that file system; the next command recovers it"}}
+	}
 	if err == nil || !cannotWrite(err) {
 		return err
 	}
@@ -736,6 +745,7 @@ func (s *Store) Close() error {
 		}
 		if s.db != nil {
 			s.mapMu.Lock()
+			s.releaseCloseReserve() // room for the memtable's flush
 			err := s.db.Close()
 			if first == nil {
 				first = mapErr("close", err)
@@ -836,7 +846,7 @@ func (s *Store) Settle() error {
 	s.settled++
 	if s.sinceMerge++; s.sinceMerge >= settleMergeBytes/settleReleaseBytes {
 		s.sinceMerge = 0
-		if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 {
+		if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 && s.roomToMerge() {
 			if err := s.flatten(); err != nil {
 				return err
 			}

@@ -78,6 +78,8 @@ var (
 	// ErrDamaged: the store's files do not hold what wc wrote (a changed
 	// byte, a file cut short or missing); nothing was changed.
 	ErrDamaged = errors.New("store is damaged")
+	// ErrNoSpace: the store's file system has no room for a write.
+	ErrNoSpace = errors.New("no space left for the store")
 )
 
 // KindError carries the message the user sees and the sentinel it matches,

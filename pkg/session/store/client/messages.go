@@ -88,6 +88,8 @@ func ToWire(err error) *WireError {
 		return &WireError{Kind: "damaged", Msg: err.Error()}
 	case errors.Is(err, ErrUnsafe):
 		return &WireError{Kind: "unsafe", Msg: err.Error()}
+	case errors.Is(err, ErrNoSpace):
+		return &WireError{Kind: "nospace", Msg: err.Error()}
 	}
 	return &WireError{Kind: "other", Msg: err.Error()}
 }
@@ -118,6 +120,8 @@ func (e *WireError) Err() error {
 		return &KindError{Msg: e.Msg, Kind: ErrDamaged, Hints: hints}
 	case "unsafe":
 		return &KindError{Msg: e.Msg, Kind: ErrUnsafe, Hints: hints}
+	case "nospace":
+		return &KindError{Msg: e.Msg, Kind: ErrNoSpace, Hints: hints}
 	}
 	return errors.New(e.Msg)
 }
