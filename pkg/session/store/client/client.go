@@ -77,6 +77,9 @@ type Ask struct {
 // process to use.
 func Dial(dir string, ask Ask) (*Client, error) {
 	conn, err := DialSocket(filepath.Clean(dir))
+	if errors.Is(err, ErrUnsafe) {
+		return nil, err // another user's process listens there: never replaced silently
+	}
 	if err != nil {
 		return nil, ErrNoServer
 	}
@@ -190,6 +193,9 @@ func DialSocket(dir string) (io.ReadWriteCloser, error) {
 func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	dir = filepath.Clean(dir)
 	conn, err := DialSocket(dir)
+	if errors.Is(err, ErrUnsafe) {
+		return false, err
+	}
 	if err != nil {
 		return false, nil
 	}

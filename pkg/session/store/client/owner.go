@@ -44,22 +44,22 @@ func CheckStore(dir string, trust Trust) (owner int, err error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return me, checkAncestors(dir, me)
+		return me, checkAncestors(dir, me, me)
 	case err != nil:
 		return me, nil // the open reports it
 	case !fi.IsDir():
 		return me, nil // the open says it is not a store
 	}
+	owner = ownerOf(fi)
+	if owner != me && !trust.OtherOwner {
+		return owner, notYoursError(dir, fi, me)
+	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return me, nil
 	}
-	if err := checkAncestors(real, me); err != nil {
+	if err := checkAncestors(real, me, owner); err != nil {
 		return me, err
-	}
-	owner = ownerOf(fi)
-	if owner != me && !trust.OtherOwner {
-		return owner, notYoursError(dir, fi, me)
 	}
 	if err := checkMode(dir, fi); err != nil {
 		return owner, err
@@ -107,14 +107,15 @@ func checkMode(path string, fi fs.FileInfo) error {
 
 // checkAncestors refuses a store below a directory that someone else may
 // rename entries of: one writable by group or others without the sticky
-// bit (which /tmp has), or owned by another user than root and me.
-func checkAncestors(path string, me int) error {
+// bit (which /tmp has), or owned by another user than root, me and the
+// store's owner.
+func checkAncestors(path string, me, owner int) error {
 	for dir := filepath.Dir(filepath.Clean(path)); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err == nil {
 			o := ownerOf(fi)
 			switch {
-			case o != 0 && o != me && fi.Mode()&fs.ModeSticky == 0:
+			case o != 0 && o != me && o != owner && fi.Mode()&fs.ModeSticky == 0:
 				return unsafeError(dir, "belongs to "+userName(o)+", who could replace the store in it", "keep the store in a directory of your own")
 			case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
 				return unsafeError(dir, fmt.Sprintf("is writable by %s (mode %s), who could replace the store in it", writers(fi.Mode()), fi.Mode()),
