@@ -148,7 +148,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		return nil, tool.Usagef("no compaction asked for").WithHint("give --max-tokens N, or --truncate, --prune, --shake, --spill, --summary, --full-replace or --native")
 	}
 	if c.IsSet("summary") {
-		data, err := c.ReadFile(c.String("summary"))
+		data, err := c.ReadText(c.String("summary"), "a summary")
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		p.summary = &s
 	}
 	if c.IsSet("native") {
-		data, err := c.ReadFile(c.String("native"))
+		data, err := c.ReadText(c.String("native"), "a native compaction block")
 		if err != nil {
 			return nil, err
 		}

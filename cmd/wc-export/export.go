@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/hex"
-	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"math"
 	"strconv"
@@ -200,12 +199,12 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		opt.Temperature = &t
 	}
 	if c.IsSet("tools") {
-		data, err := c.ReadFile(c.String("tools"))
+		data, err := c.ReadText(c.String("tools"), "a --tools file")
 		if err != nil {
 			return nil, err
 		}
-		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsArray() {
-			return nil, tool.DataErrf("%s is not a JSON array of tool definitions", c.String("tools"))
+		if err := format.CheckTools(data); err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
 		}
 		opt.Tools = data
 	}

@@ -213,6 +213,15 @@ type writeGuard struct {
 }
 
 func (w writeGuard) Commit(meta *session.Meta, nodes []session.Node) error {
+	// What any command stores meets the limits wc-append's input does:
+	// a summary, a report or a compaction's result too.
+	msgs := make([]session.Message, len(nodes))
+	for i := range nodes {
+		msgs[i] = nodes[i].Msg
+	}
+	if err := session.CheckSizes(msgs, false); err != nil {
+		return DataErrf("%v", err)
+	}
 	w.c.protectWrites()
 	return w.Handle.Commit(meta, nodes)
 }

@@ -9,6 +9,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -108,4 +109,10 @@ const MinPrefix = 4
 // short, not hex). Commands treat it as a usage error.
 type RefError struct{ Ref string }
 
-func (e *RefError) Error() string { return "invalid session reference " + e.Ref }
+func (e *RefError) Error() string {
+	ref := e.Ref
+	if len(ref) > 64 { // an argument may be megabytes long
+		ref = strings.ToValidUTF8(ref[:64], "") + "…"
+	}
+	return "invalid session reference " + ref
+}
