@@ -382,4 +382,3 @@ func TestOwnership(t *testing.T) {
 		me.direct().must(nil, "wc-ls") // its owner recovers it
 	})
 }
-
