@@ -381,4 +381,30 @@ func TestOwnership(t *testing.T) {
 		}
 		me.direct().must(nil, "wc-ls") // its owner recovers it
 	})
+
+	// Item 12: what a killed writer left in a store its owner cannot write
+	// (read-only media, a copy) asks for a writer, in one line.
+	t.Run("a read-only store a killed writer left", func(t *testing.T) {
+		me.resident().withEnv(longIdle).must(nil, "wc-append", id, "--text", "in the log")
+		killResidents(t, me.store)
+		if !walLeft(me.store) {
+			t.Fatal("the killed resident process left no log to recover")
+		}
+		for _, p := range []string{me.store, filepath.Join(me.store, "db")} {
+			if err := os.Chmod(p, 0o500); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() {
+			_ = os.Chmod(me.store, 0o700)
+			_ = os.Chmod(filepath.Join(me.store, "db"), 0o700)
+		}()
+		want := regexp.MustCompile(`\Awc-\w+: store \S+ needs a writer to recover it: a wc command that writes, run by its owner where the store can be written \(a writer was killed while it wrote\)
+\z`)
+		for _, rr := range []*runner{me.direct(), me.resident()} {
+			if res := rr.run(nil, "wc-ls"); res.Code != 1 || res.Stdout != "" || !want.MatchString(res.Stderr) {
+				t.Errorf("a reader of a read-only store to recover: %v", res)
+			}
+		}
+	})
 }

@@ -86,18 +86,31 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &errno) {
 		return fmt.Errorf("store: %s failed: %w", op, errno)
 	}
+	msg := badgerMessage(err)
+	if strings.Contains(msg, " exceeded ") {
+		return fmt.Errorf("store: %s failed: value too large", op)
+	}
+	return fmt.Errorf("store: %s failed: %s", op, msg)
+}
+
+// badgerMessage is one line for an error of Badger's: its errors are
+// chains of contexts ("cannot create memtable err: newMemTable err: …
+// err: open …: permission denied"), sometimes on several lines, and may
+// end in a hex dump of a value (transcript content). The line keeps the
+// outermost context and the cause, and at most maxLen bytes.
+func badgerMessage(err error) string {
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	if strings.Contains(msg, " exceeded ") {
-		return fmt.Errorf("store: %s failed: value too large", op)
+	if parts := strings.Split(msg, " err: "); len(parts) > 1 {
+		msg = parts[0] + " (" + parts[len(parts)-1] + ")"
 	}
 	const maxLen = 240
 	if len(msg) > maxLen {
-		msg = msg[:maxLen] + "…"
+		msg = strings.ToValidUTF8(msg[:maxLen], "") + "…"
 	}
-	return fmt.Errorf("store: %s failed: %s", op, msg)
+	return msg
 }
 
 // damageSigns are the words of Badger's errors for data that fails its
@@ -128,11 +141,7 @@ func isDamage(err error) bool {
 
 // damagedRead is the error of a read that found a damaged file.
 func damagedRead(op string, err error) error {
-	msg := firstLineOf(err.Error())
-	const maxLen = 160
-	if len(msg) > maxLen {
-		msg = msg[:maxLen] + "…"
-	}
+	msg := badgerMessage(err)
 	return &client.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
 }
 

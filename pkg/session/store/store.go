@@ -571,6 +571,12 @@ func (s *Store) upgradeToMove(deadline time.Time) error {
 	return fmt.Errorf("store %s was written by an older wc: run a wc command that can write there once, to move it to schema %d (%v)", s.dir, schemaVersion, err)
 }
 
+// writeDenied is a read-write open the file system refused.
+type writeDenied struct{ msg string }
+
+func (e *writeDenied) Error() string        { return e.msg }
+func (e *writeDenied) Is(target error) bool { return target == fs.ErrPermission }
+
 // cannotWrite tells a refused write access (Badger words its own).
 func cannotWrite(err error) bool {
 	msg := err.Error()
@@ -612,7 +618,9 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 		case errors.Is(err, ErrDamaged):
 			return nil, err
 		case isDamage(err):
-			return nil, client.DamagedStore(s.dir, "Badger's open found "+firstLineOf(msg))
+			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerMessage(err))
+		case cannotWrite(err):
+			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerMessage(err))}
 		}
 		return nil, mapErr("open", err)
 	}
