@@ -256,10 +256,11 @@ func ParseRefs(data []byte) ([]string, error) { return readRefs(bytes.NewReader(
 
 // readRefs reads the stdin reference grammar from r.
 func readRefs(r io.Reader) ([]string, error) {
-	br := bufio.NewReaderSize(&countingReader{r: r, left: MaxInput + 1}, 64<<10)
+	br := &refReader{br: bufio.NewReaderSize(&countingReader{r: r, left: MaxInput + 1}, 64<<10)}
 	var refs []string
 	var value bytes.Buffer
 	for line := 1; ; {
+		start := br.off
 		c, err := br.ReadByte()
 		switch {
 		case err == io.EOF:
@@ -272,19 +273,19 @@ func readRefs(r io.Reader) ([]string, error) {
 		case c == ' ' || c == '\t' || c == '\r':
 			continue
 		}
-		if err := br.UnreadByte(); err != nil {
-			return nil, readError(err)
-		}
+		br.UnreadByte()
+		var text []byte
 		if c == '{' || c == '[' || c == '"' {
 			value.Reset()
 			lines, err := readJSONValue(br, &value, line)
 			if err != nil {
 				return nil, err
 			}
-			if !utf8.Valid(value.Bytes()) {
-				return nil, DataErrf("stdin line %d is not valid UTF-8", line)
+			text = value.Bytes()
+			if !utf8.Valid(text) {
+				return nil, DataErrf("stdin is not valid UTF-8 (byte %d)", start+int64(invalidUTF8Offset(text)))
 			}
-			found, err := refsFromJSON(gjson.ParseBytes(value.Bytes()), line)
+			found, err := refsFromJSON(gjson.ParseBytes(text), line)
 			if err != nil {
 				return nil, err
 			}
@@ -292,10 +293,13 @@ func readRefs(r io.Reader) ([]string, error) {
 			line += lines
 			continue
 		}
-		word, err := readWord(br, line)
-		if err != nil {
+		if text, err = readWord(br, line); err != nil {
 			return nil, err
 		}
+		if !utf8.Valid(text) {
+			return nil, DataErrf("stdin is not valid UTF-8 (byte %d)", start+int64(invalidUTF8Offset(text)))
+		}
+		word := strings.TrimSpace(string(text))
 		if strings.ContainsAny(word, " \t") {
 			return nil, DataErrf("stdin line %d: %q is not a session reference", line, shorten(word))
 		}
@@ -303,38 +307,56 @@ func readRefs(r io.Reader) ([]string, error) {
 	}
 }
 
+// refReader reads stdin a byte at a time and counts them, for errors that
+// name the byte.
+type refReader struct {
+	br  *bufio.Reader
+	off int64
+}
+
+func (r *refReader) ReadByte() (byte, error) {
+	c, err := r.br.ReadByte()
+	if err == nil {
+		r.off++
+	}
+	return c, err
+}
+
+func (r *refReader) UnreadByte() {
+	if r.br.UnreadByte() == nil {
+		r.off--
+	}
+}
+
 // readWord reads the rest of a line that holds one reference, and no more
 // of it than a reference may be.
-func readWord(br *bufio.Reader, line int) (string, error) {
+func readWord(br *refReader, line int) ([]byte, error) {
 	var b []byte
 	for {
 		c, err := br.ReadByte()
-		if err == io.EOF || err == nil && c == '\n' {
-			if err == nil {
-				_ = br.UnreadByte() // the caller counts the line
-			}
-			break
+		if err == io.EOF {
+			return b, nil
 		}
 		if err != nil {
-			return "", readError(err)
+			return nil, readError(err)
+		}
+		if c == '\n' {
+			br.UnreadByte() // the caller counts the line
+			return b, nil
 		}
 		if b = append(b, c); len(b) > maxRef {
-			return "", Usagef("stdin line %d: a session reference of more than %d bytes", line, maxRef).
+			return nil, Usagef("stdin line %d: a session reference of more than %d bytes", line, maxRef).
 				WithHint("a session reference is a full id or at least 4 of its leading hex digits")
 		}
 	}
-	if !utf8.Valid(b) {
-		return "", DataErrf("stdin line %d is not valid UTF-8", line)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // readJSONValue reads one JSON value (an object, array or string) into
-// buf, finding its end by its brackets and strings, refusing it nested
+// buf, finding its end as session.JSONScanner does, and refusing it nested
 // past session.MaxJSONDepth; it returns the newlines it held.
-func readJSONValue(br *bufio.Reader, buf *bytes.Buffer, line int) (int, error) {
-	depth, lines := 0, 0
-	inString, escaped := false, false
+func readJSONValue(br *refReader, buf *bytes.Buffer, line int) (int, error) {
+	var sc session.JSONScanner
+	lines := 0
 	invalid := func() error { return DataErrf("stdin line %d: invalid JSON", line) }
 	for {
 		c, err := br.ReadByte()
@@ -348,29 +370,9 @@ func readJSONValue(br *bufio.Reader, buf *bytes.Buffer, line int) (int, error) {
 		if c == '\n' {
 			lines++
 		}
-		done := false
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-				done = depth == 0
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > session.MaxJSONDepth {
-				return 0, DataErrf("stdin line %d: JSON nested deeper than %d levels", line, session.MaxJSONDepth)
-			}
-		case c == '}' || c == ']':
-			if depth--; depth < 0 {
-				return 0, invalid()
-			}
-			done = depth == 0
+		done, err := sc.Step(c)
+		if err != nil {
+			return 0, DataErrf("stdin: %v", err)
 		}
 		if done {
 			if !json.Valid(buf.Bytes()) {

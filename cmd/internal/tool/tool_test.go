@@ -136,7 +136,7 @@ func TestParseRefs(t *testing.T) {
 		{"3f2a\n{\"title\":1}", nil, `stdin line 2: a JSON object without a string "id"`},
 		{"\n\n{\"id\":", nil, "stdin line 3: invalid JSON"},
 		{"[1]", nil, "stdin line 1: not a session reference"},
-		{"3f2a\n" + strings.Repeat("[", 600), nil, "stdin line 2: JSON nested deeper than 512 levels"},
+		{"3f2a\n" + strings.Repeat("[", 600), nil, "stdin: JSON nested deeper than 512 levels"},
 	}
 	for _, c := range cases {
 		got, err := ParseRefs([]byte(c.in))

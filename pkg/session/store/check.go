@@ -96,19 +96,7 @@ func Check(opts Options) (*CheckReport, error) {
 
 // sharedLock takes Dir/lock shared, as a reader does (see Store.openLock).
 func sharedLock(dir string, opts Options) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|noFollow, 0)
-	if err != nil {
-		return nil, mapErr("open lock", err)
-	}
-	err = client.FlockUntil(f, syscall.LOCK_SH, time.Now().Add(opts.LockTimeout))
-	if errors.Is(err, client.ErrLockTimeout) {
-		return nil, busyError(dir)
-	}
-	if err != nil {
-		f.Close()
-		return nil, mapErr("lock", err)
-	}
-	return f, nil
+	return flockPath(dir, filepath.Join(dir, "lock"), syscall.LOCK_SH, time.Now().Add(opts.LockTimeout))
 }
 
 // checkFiles checks db/'s files; it reports whether they are too damaged
@@ -131,7 +119,7 @@ func checkFiles(dir string, owner int, r *CheckReport) (fatal bool) {
 			r.add("", "%s", err.Error())
 			return true
 		}
-		for _, id := range slices.Sorted(mapKeysOf(m.Tables)) {
+		for _, id := range slices.Sorted(maps.Keys(m.Tables)) {
 			if _, err := tableIndex(filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))); err != nil {
 				r.add("", "table db/%06d.sst is damaged (%v)", id, err)
 				fatal = true
@@ -139,8 +127,8 @@ func checkFiles(dir string, owner int, r *CheckReport) (fatal bool) {
 		}
 	}
 	if len(files.vlogs) > 0 {
-		last := slices.Max(slices.Collect(mapKeysOf(files.vlogs)))
-		for _, fid := range slices.Sorted(mapKeysOf(files.vlogs)) {
+		last := slices.Max(slices.Collect(maps.Keys(files.vlogs)))
+		for _, fid := range slices.Sorted(maps.Keys(files.vlogs)) {
 			// Only the last log may end in what a killed writer left.
 			if off, err := scanValueLog(filepath.Join(dbDir, fmt.Sprintf("%06d.vlog", fid)), fid == last); err != nil {
 				r.add("", "value log db/%06d.vlog is damaged at byte %d (%v)", fid, off, err)

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,7 +156,7 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 		return in, err
 	}
 	in.verified = make(map[uint64]tableStamp, len(m.Tables))
-	for _, id := range slices.Sorted(mapKeysOf(m.Tables)) {
+	for _, id := range slices.Sorted(maps.Keys(m.Tables)) {
 		stamp, ok := files.tables[id]
 		if !ok {
 			return in, damaged("its table db/%06d.sst is missing", id)
@@ -186,7 +187,7 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 		}
 	}
 	if write && len(files.vlogs) > 0 {
-		last := slices.Max(slices.Collect(mapKeysOf(files.vlogs)))
+		last := slices.Max(slices.Collect(maps.Keys(files.vlogs)))
 		if off, err := scanValueLog(filepath.Join(dbDir, fmt.Sprintf("%06d.vlog", last)), true); err != nil {
 			return in, damaged("its value log db/%06d.vlog is damaged at byte %d", last, off)
 		}
@@ -417,15 +418,6 @@ func allZero(b []byte) bool {
 	return true
 }
 
-func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 func firstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -162,7 +162,7 @@ func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRan
 	}
 	var ranges []keyRange
 	set := &pb.ManifestChangeSet{}
-	for _, id := range slices.Sorted(mapKeysOf(files.tables)) {
+	for _, id := range slices.Sorted(maps.Keys(files.tables)) {
 		comp, ok := compression[id]
 		if !ok {
 			comp = options.Snappy // what every wc writes

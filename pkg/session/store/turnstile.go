@@ -26,11 +26,17 @@ import (
 // holdTurnstile takes the turnstile of dir, waiting for a resident
 // process's brief look at it until deadline.
 func holdTurnstile(dir string, deadline time.Time) (*os.File, error) {
-	f, err := os.Open(dir)
+	return flockPath(dir, dir, syscall.LOCK_SH, deadline)
+}
+
+// flockPath opens path (never through a link), read-only, and takes how
+// on it, waiting until deadline; the store in dir is then busy.
+func flockPath(dir, path string, how int, deadline time.Time) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, mapErr("open", err)
 	}
-	err = client.FlockUntil(f, syscall.LOCK_SH, deadline)
+	err = client.FlockUntil(f, how, deadline)
 	if errors.Is(err, client.ErrLockTimeout) {
 		return nil, busyError(dir)
 	}

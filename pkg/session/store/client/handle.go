@@ -111,8 +111,8 @@ type RefError struct{ Ref string }
 
 func (e *RefError) Error() string {
 	ref := e.Ref
-	if len(ref) > 64 { // an argument may be megabytes long
-		ref = strings.ToValidUTF8(ref[:64], "") + "…"
+	if len(ref) > 256 { // an argument may be megabytes long
+		ref = strings.ToValidUTF8(ref[:256], "") + "…"
 	}
 	return "invalid session reference " + ref
 }

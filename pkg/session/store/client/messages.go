@@ -57,6 +57,15 @@ type Response struct {
 	Freed Freed
 }
 
+// wireKinds are the kinds of error that cross the socket by name.
+var wireKinds = []struct {
+	name string
+	kind error
+}{
+	{"notfound", ErrNotFound}, {"ambiguous", ErrAmbiguous}, {"busy", ErrBusy}, {"notstore", ErrNotStore},
+	{"damaged", ErrDamaged}, {"unsafe", ErrUnsafe}, {"nospace", ErrNoSpace},
+}
+
 // ToWire keeps an error's kind across the socket, so that exit statuses do
 // not depend on where the store was opened.
 func ToWire(err error) *WireError {
@@ -65,33 +74,23 @@ func ToWire(err error) *WireError {
 	}
 	var ref *RefError
 	var inv *session.InvalidError
-	var ke *KindError
-	if !errors.As(err, &ref) && errors.As(err, &ke) && len(ke.Hints) > 0 {
-		w := ToWire(&KindError{Msg: ke.Msg, Kind: ke.Kind})
-		w.Ref = strings.Join(ke.Hints, "\n")
-		return w
-	}
 	switch {
 	case errors.As(err, &ref):
 		return &WireError{Kind: "ref", Ref: ref.Ref}
 	case errors.As(err, &inv):
 		return &WireError{Kind: "invalid", Msg: inv.Msg}
-	case errors.Is(err, ErrNotFound):
-		return &WireError{Kind: "notfound", Msg: err.Error()}
-	case errors.Is(err, ErrAmbiguous):
-		return &WireError{Kind: "ambiguous", Msg: err.Error()}
-	case errors.Is(err, ErrBusy):
-		return &WireError{Kind: "busy", Msg: err.Error()}
-	case errors.Is(err, ErrNotStore):
-		return &WireError{Kind: "notstore", Msg: err.Error()}
-	case errors.Is(err, ErrDamaged):
-		return &WireError{Kind: "damaged", Msg: err.Error()}
-	case errors.Is(err, ErrUnsafe):
-		return &WireError{Kind: "unsafe", Msg: err.Error()}
-	case errors.Is(err, ErrNoSpace):
-		return &WireError{Kind: "nospace", Msg: err.Error()}
 	}
-	return &WireError{Kind: "other", Msg: err.Error()}
+	w := &WireError{Kind: "other", Msg: err.Error()}
+	for _, k := range wireKinds {
+		if errors.Is(err, k.kind) {
+			w.Kind = k.name
+			break
+		}
+	}
+	if ke := (*KindError)(nil); errors.As(err, &ke) {
+		w.Ref = strings.Join(ke.Hints, "\n")
+	}
+	return w
 }
 
 // Err is the error e carries, of the kind it was sent as.
@@ -99,29 +98,20 @@ func (e *WireError) Err() error {
 	if e == nil {
 		return nil
 	}
-	var hints []string
-	if e.Ref != "" && e.Kind != "ref" {
-		hints = strings.Split(e.Ref, "\n")
-	}
 	switch e.Kind {
 	case "ref":
 		return &RefError{Ref: e.Ref}
 	case "invalid":
 		return &session.InvalidError{Msg: e.Msg}
-	case "notfound":
-		return &KindError{Msg: e.Msg, Kind: ErrNotFound, Hints: hints}
-	case "ambiguous":
-		return &KindError{Msg: e.Msg, Kind: ErrAmbiguous, Hints: hints}
-	case "busy":
-		return &KindError{Msg: e.Msg, Kind: ErrBusy, Hints: hints}
-	case "notstore":
-		return &KindError{Msg: e.Msg, Kind: ErrNotStore, Hints: hints}
-	case "damaged":
-		return &KindError{Msg: e.Msg, Kind: ErrDamaged, Hints: hints}
-	case "unsafe":
-		return &KindError{Msg: e.Msg, Kind: ErrUnsafe, Hints: hints}
-	case "nospace":
-		return &KindError{Msg: e.Msg, Kind: ErrNoSpace, Hints: hints}
+	}
+	var hints []string
+	if e.Ref != "" {
+		hints = strings.Split(e.Ref, "\n")
+	}
+	for _, k := range wireKinds {
+		if e.Kind == k.name {
+			return &KindError{Msg: e.Msg, Kind: k.kind, Hints: hints}
+		}
 	}
 	return errors.New(e.Msg)
 }
