@@ -418,7 +418,6 @@ func allZero(b []byte) bool {
 	return true
 }
 
-
 func firstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
