@@ -261,7 +261,7 @@ func readRefs(r io.Reader) ([]string, error) {
 	var value bytes.Buffer
 	for line := 1; ; {
 		start := br.off
-		c, err := br.ReadByte()
+		c, err := br.next()
 		switch {
 		case err == io.EOF:
 			return refs, nil
@@ -273,7 +273,7 @@ func readRefs(r io.Reader) ([]string, error) {
 		case c == ' ' || c == '\t' || c == '\r':
 			continue
 		}
-		br.UnreadByte()
+		br.back()
 		var text []byte
 		if c == '{' || c == '[' || c == '"' {
 			value.Reset()
@@ -314,7 +314,7 @@ type refReader struct {
 	off int64
 }
 
-func (r *refReader) ReadByte() (byte, error) {
+func (r *refReader) next() (byte, error) {
 	c, err := r.br.ReadByte()
 	if err == nil {
 		r.off++
@@ -322,7 +322,7 @@ func (r *refReader) ReadByte() (byte, error) {
 	return c, err
 }
 
-func (r *refReader) UnreadByte() {
+func (r *refReader) back() {
 	if r.br.UnreadByte() == nil {
 		r.off--
 	}
@@ -333,7 +333,7 @@ func (r *refReader) UnreadByte() {
 func readWord(br *refReader, line int) ([]byte, error) {
 	var b []byte
 	for {
-		c, err := br.ReadByte()
+		c, err := br.next()
 		if err == io.EOF {
 			return b, nil
 		}
@@ -341,7 +341,7 @@ func readWord(br *refReader, line int) ([]byte, error) {
 			return nil, readError(err)
 		}
 		if c == '\n' {
-			br.UnreadByte() // the caller counts the line
+			br.back() // the caller counts the line
 			return b, nil
 		}
 		if b = append(b, c); len(b) > maxRef {
@@ -359,7 +359,7 @@ func readJSONValue(br *refReader, buf *bytes.Buffer, line int) (int, error) {
 	lines := 0
 	invalid := func() error { return DataErrf("stdin line %d: invalid JSON", line) }
 	for {
-		c, err := br.ReadByte()
+		c, err := br.next()
 		if err == io.EOF {
 			return 0, invalid()
 		}
