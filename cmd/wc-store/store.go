@@ -32,6 +32,9 @@ func run(c *tool.Ctx) error {
 		return salvage(c, dir, timeout)
 	}
 	if c.Bool("stop") {
+		if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+			return err
+		}
 		stopped, err := client.Shutdown(dir, timeout)
 		if err != nil {
 			return err

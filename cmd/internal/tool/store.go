@@ -36,7 +36,7 @@ const OtherOwnerEnv = "WC_OTHER_OWNER"
 
 // CommonEnv documents the variables every command reads.
 var CommonEnv = []EnvVar{
-	{"WC_STORE", "The store directory, as --store."},
+	{"WC_STORE", "The store directory, as --store. Like ssh's and gpg's files, it is used only when no one else can have put anything in it: it and every entry in it belong to the user the command runs as (see --other-owner) and none is writable by group or others or a symbolic link, and no directory above it is writable by others without the sticky bit or owned by another user than root; anything else is refused (status 1) before anything is read or sent."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
 	{"WC_OTHER_OWNER", "Set to true to read a store of another user's, as --other-owner."},

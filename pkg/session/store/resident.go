@@ -127,6 +127,9 @@ func Serve(opts Options, cfg ServeConfig) error {
 	if opts.Dir == "" {
 		return errors.New("store: no store directory given")
 	}
+	if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+		return err
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return mapErr("create store", err)
