@@ -96,7 +96,7 @@ func Check(opts Options) (*CheckReport, error) {
 
 // sharedLock takes Dir/lock shared, as a reader does (see Store.openLock).
 func sharedLock(dir string, opts Options) (*os.File, error) {
-	return flockPath(dir, filepath.Join(dir, "lock"), syscall.LOCK_SH, time.Now().Add(opts.LockTimeout))
+	return flockPath(dir, filepath.Join(dir, "lock"), noFollow, syscall.LOCK_SH, time.Now().Add(opts.LockTimeout))
 }
 
 // checkFiles checks db/'s files; it reports whether they are too damaged

@@ -26,13 +26,15 @@ import (
 // holdTurnstile takes the turnstile of dir, waiting for a resident
 // process's brief look at it until deadline.
 func holdTurnstile(dir string, deadline time.Time) (*os.File, error) {
-	return flockPath(dir, dir, syscall.LOCK_SH, deadline)
+	// The store's own path may be a link (CheckStore checked where it
+	// leads); nothing in it may.
+	return flockPath(dir, dir, 0, syscall.LOCK_SH, deadline)
 }
 
-// flockPath opens path (never through a link), read-only, and takes how
-// on it, waiting until deadline; the store in dir is then busy.
-func flockPath(dir, path string, how int, deadline time.Time) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+// flockPath opens path read-only, with flags, and takes how on it,
+// waiting until deadline; the store in dir is then busy.
+func flockPath(dir, path string, flags, how int, deadline time.Time) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|flags, 0)
 	if err != nil {
 		return nil, mapErr("open", err)
 	}

@@ -54,12 +54,16 @@ func CheckStore(dir string, trust Trust) (owner int, err error) {
 	if owner != me && !trust.OtherOwner {
 		return owner, notYoursError(dir, fi, me)
 	}
+	// Where the path leads, and, for a path through a link, where the
+	// link is: whoever may replace the link chooses the store.
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return me, nil
 	}
-	if err := checkAncestors(real, me, owner); err != nil {
-		return me, err
+	for _, p := range []string{dir, real} {
+		if err := checkAncestors(p, me, owner); err != nil {
+			return me, err
+		}
 	}
 	if err := checkMode(dir, fi); err != nil {
 		return owner, err
