@@ -219,7 +219,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		if c.String("file") == "-" && !fromArgs {
 			return nil, tool.Usagef("--file - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
 		}
-		data, err := c.ReadFile(c.String("file"))
+		data, err := c.ReadText(c.String("file"), "a message")
 		if err != nil {
 			return nil, err
 		}
@@ -237,14 +237,16 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		if !hasMeta {
 			return nil, tool.Usagef("nothing to append").WithHint("pipe messages to stdin, or give --text, --file or --note")
 		}
+	case c.IsSet("role"):
+		data, err := c.StdinText("a message")
+		if err != nil {
+			return nil, err
+		}
+		p.msgs = []session.Message{textMessage(c, role, trimNewlines(string(data)))}
 	default:
 		data, err := c.Stdin()
 		if err != nil {
 			return nil, err
-		}
-		if c.IsSet("role") {
-			p.msgs = []session.Message{textMessage(c, role, trimNewlines(string(data)))}
-			break
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			if hasMeta {
@@ -258,6 +260,10 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		}
 		if err != nil {
 			return nil, tool.DataErrf("stdin: %v", err)
+		}
+		if len(batch.Messages) == 0 && batch.Usage == nil && !hasMeta {
+			// An empty array: nothing to append, and nothing to touch.
+			return nil, tool.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
 		}
 		p.msgs = batch.Messages
 		if batch.Usage != nil {

@@ -144,7 +144,7 @@ func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
 		if path == "-" && !refsInArgs {
 			return nil, tool.Usagef("--report - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
 		}
-		data, err := c.ReadFile(path)
+		data, err := c.ReadText(path, "a rewind report")
 		if err != nil {
 			return nil, err
 		}

@@ -76,6 +76,7 @@ func compact(c *tool.Ctx) error {
 		// random ids) it would rewrite most of the store.
 		slices.Sort(ids)
 	}
+	single := !c.Bool("all") && len(ids) == 1
 	progress := c.Progress("compacting", len(ids))
 	failed, over := 0, 0
 	// Sessions are read and compacted ahead, in parallel, and committed
@@ -86,13 +87,13 @@ func compact(c *tool.Ctx) error {
 	})
 	defer ahead.stop()
 	for i, id := range ids {
-		if c.Context.Err() != nil {
-			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
+		if err := c.Interrupted(i, len(ids)); err != nil {
+			return err
 		}
 		w := ahead.take(i)
 		if err := finish(c, st, w, p); err != nil {
-			if p.print {
-				return err
+			if p.print || single {
+				return err // one session: an error like any command's
 			}
 			failed++
 			if perr := c.PrintJSON(struct {
@@ -168,7 +169,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		return nil, tool.Usagef("no compaction asked for").WithHint("give --max-tokens N, or --truncate, --prune, --shake, --spill, --summary, --full-replace or --native")
 	}
 	if c.IsSet("summary") {
-		data, err := c.ReadFile(c.String("summary"))
+		data, err := c.ReadText(c.String("summary"), "a summary")
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +180,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		p.summary = &s
 	}
 	if c.IsSet("native") {
-		data, err := c.ReadFile(c.String("native"))
+		data, err := c.ReadText(c.String("native"), "a native compaction block")
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/request"
 	"math"
@@ -325,12 +324,12 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		opt.Temperature = &t
 	}
 	if c.IsSet("tools") {
-		data, err := c.ReadFile(c.String("tools"))
+		data, err := c.ReadText(c.String("tools"), "a --tools file")
 		if err != nil {
 			return nil, err
 		}
-		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsArray() {
-			return nil, tool.DataErrf("%s is not a JSON array of tool definitions", c.String("tools"))
+		if err := format.CheckTools(data); err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
 		}
 		opt.Tools = data
 	}

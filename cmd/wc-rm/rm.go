@@ -48,7 +48,7 @@ func remove(c *tool.Ctx) error {
 	}
 	r, ok := st.(client.Remover)
 	if !ok {
-		return errors.New("wc-rm: this store cannot remove sessions")
+		return errors.New("this store cannot remove sessions")
 	}
 	for i := range metas {
 		if !dryRun {

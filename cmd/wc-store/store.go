@@ -2,7 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/cmd/internal/tool/local"
@@ -22,7 +25,16 @@ func run(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("check") {
+		return check(c, dir, timeout)
+	}
+	if c.IsSet("salvage") {
+		return salvage(c, dir, timeout)
+	}
 	if c.Bool("stop") {
+		if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+			return err
+		}
 		stopped, err := client.Shutdown(dir, timeout)
 		if err != nil {
 			return err
@@ -57,4 +69,62 @@ func run(c *tool.Ctx) error {
 		return err
 	}
 	return printErr
+}
+
+// check verifies the store at rest: its resident process, if any, closes
+// it first.
+func check(c *tool.Ctx, dir string, timeout time.Duration) error {
+	if _, err := client.Shutdown(dir, timeout); err != nil {
+		return err
+	}
+	report, err := store.Check(store.Options{Dir: dir, LockTimeout: timeout})
+	if err != nil {
+		return err
+	}
+	if err := c.PrintJSON(report); err != nil {
+		return err
+	}
+	if !report.OK {
+		return tool.Partial(&tool.Error{Code: tool.ExitDamaged, Msg: fmt.Sprintf("store %s is damaged: %s, listed in the report", dir, count(len(report.Problems), "problem")),
+			Hints: []string{"wc-store --salvage NEWDIR copies every intact session into a new store"}})
+	}
+	return nil
+}
+
+// salvage copies the intact sessions into a new store, with the store at
+// rest.
+func salvage(c *tool.Ctx, dir string, timeout time.Duration) error {
+	into := c.String("salvage")
+	if into == "" {
+		return tool.Usagef("--salvage needs a directory for the new store")
+	}
+	into, err := filepath.Abs(into)
+	if err != nil {
+		return err
+	}
+	if into == dir {
+		return tool.Usagef("--salvage copies into a new store, not into the store it reads")
+	}
+	if _, err := client.Shutdown(dir, timeout); err != nil {
+		return err
+	}
+	report, err := store.Salvage(store.Options{Dir: dir, LockTimeout: timeout}, into)
+	if err != nil {
+		return err
+	}
+	if err := c.PrintJSON(report); err != nil {
+		return err
+	}
+	if !report.OK {
+		return tool.Partial(&tool.Error{Code: tool.ExitDamaged, Msg: fmt.Sprintf("salvaged %s into %s, %d unverified; %s lost, listed in the report", count(len(report.Salvaged), "session"), into, len(report.Unverified), count(len(report.Lost), "session"))})
+	}
+	return nil
+}
+
+// count is n things, in the singular for one.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

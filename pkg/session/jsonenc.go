@@ -48,6 +48,33 @@ func appendString(dst []byte, s string) []byte {
 // writes strings: no HTML escaping, non-ASCII as it is.
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 
+// stringJSONLen is len(appendString(nil, s)), without making it: a text
+// that is mostly control characters (a file of NULs) grows sixfold.
+func stringJSONLen(s string) int {
+	n := 2
+	var scratch [8]byte
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
+			n++
+			i++
+		case c < utf8.RuneSelf:
+			n += len(appendEscapedByte(scratch[:0], c))
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				n += len("\ufffd") // what appendString writes for it
+			} else {
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
+}
+
 // appendEscapedByte appends an ASCII byte a JSON string must escape: a
 // quote, a backslash or a control character (or, for encoding/json's
 // HTML-safe form, <, > or &, which fall to \u00XX).

@@ -673,29 +673,49 @@ const MaxJSONDepth = 512
 
 // CheckNesting refuses JSON nested deeper than MaxJSONDepth.
 func CheckNesting(data []byte) error {
-	depth, inString, escaped := 0, false, false
+	var sc JSONScanner
 	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > MaxJSONDepth {
-				return invalidf("JSON nested deeper than %d levels", MaxJSONDepth)
-			}
-		case c == ']' || c == '}':
-			depth--
+		if _, err := sc.Step(c); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// JSONScanner follows the strings and brackets of JSON a byte at a time:
+// enough to find where a value ends, and how deep it is nested, without
+// decoding it.
+type JSONScanner struct {
+	depth             int
+	inString, escaped bool
+}
+
+// Step takes the next byte; done reports the end of a value that opened
+// with a bracket or a quote, and err a value nested past MaxJSONDepth.
+// Brackets that do not match are a decoder's to report.
+func (s *JSONScanner) Step(c byte) (done bool, err error) {
+	switch {
+	case s.inString:
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.inString = false
+			return s.depth == 0, nil
+		}
+	case c == '"':
+		s.inString = true
+	case c == '[' || c == '{':
+		if s.depth++; s.depth > MaxJSONDepth {
+			return false, invalidf("JSON nested deeper than %d levels", MaxJSONDepth)
+		}
+	case c == ']' || c == '}':
+		s.depth--
+		return s.depth == 0, nil
+	}
+	return false, nil
 }
 
 // SameJSON reports whether m and o encode to the same JSON. Messages whose

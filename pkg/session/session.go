@@ -199,9 +199,20 @@ func CheckSizes(msgs []Message, cap bool) error {
 		if messageSizeHint(m) < MaxMessageBytes/2 {
 			continue // far below the limit: no need to encode it
 		}
-		if size := len(m.AppendJSON(nil)); size > MaxMessageBytes {
+		if size := jsonSize(m); size > MaxMessageBytes {
 			return invalidf("message %d is %d MiB, over the %d MiB limit", i+1, size>>20, MaxMessageBytes>>20)
 		}
 	}
 	return nil
+}
+
+// jsonSize is len(m.AppendJSON(nil)); a text message is measured without
+// encoding its text, which may grow sixfold as JSON.
+func jsonSize(m *Message) int {
+	if m.Content.IsBlocks {
+		return len(m.AppendJSON(nil))
+	}
+	bare := *m
+	bare.Content = TextContent("")
+	return len(bare.AppendJSON(nil)) - len(`""`) + stringJSONLen(m.Content.Text)
 }

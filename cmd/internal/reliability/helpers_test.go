@@ -39,6 +39,7 @@ type runner struct {
 	store string
 	wd    string // where commands run: the project of wc-new
 	env   []string
+	cred  *syscall.Credential // run the commands as another user (see asUser)
 }
 
 func newRunner(t testing.TB, storeDir string) *runner {
@@ -139,7 +140,7 @@ func (r *runner) start(stdin []byte, name string, args ...string) *proc {
 	// A group of its own, so that a kill can take the command's private
 	// store process (wc-store, under WC_DIRECT=1) and a pipeline's
 	// members with it, as a crash of the machine would.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: r.cred}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		r.t.Fatalf("start %s: %v", name, err)

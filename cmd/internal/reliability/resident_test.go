@@ -20,7 +20,12 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
-func TestMain(m *testing.M) { os.Exit(tooltest.Main(m)) }
+func TestMain(m *testing.M) {
+	if listenIfAsked() { // the ownership suite's attacker (owner_test.go)
+		return
+	}
+	os.Exit(tooltest.Main(m))
+}
 
 // The cases the resident store process must survive now that commands go
 // through it by default. Every resident process here idles for 10 minutes
@@ -234,10 +239,11 @@ func TestResidentLongPath(t *testing.T) {
 }
 
 // TestResidentUnwritableStore: a store this user may read but not write (a
-// read-only copy, another user's store) cannot be served by a resident
-// process of ours; commands open it themselves and answer exactly as with
-// WC_DIRECT=1, reads succeeding and writes failing, and no resident process
-// is left behind. As root it runs the commands as nobody.
+// read-only copy, another user's store read with --other-owner) cannot be
+// served by a resident process of ours; commands open it themselves and
+// answer exactly as with WC_DIRECT=1, reads succeeding and writes failing,
+// and no resident process is left behind. As root it runs the commands as
+// nobody.
 func TestResidentUnwritableStore(t *testing.T) {
 	base, err := os.MkdirTemp("", "wc-unwritable-")
 	if err != nil {
@@ -259,7 +265,9 @@ func TestResidentUnwritableStore(t *testing.T) {
 	var cred *syscall.Credential
 	if os.Getuid() == 0 {
 		// Readable by nobody, writable by root only; the binaries too.
+		// Another user's store is read only when asked for.
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		r = r.withEnv("WC_OTHER_OWNER=1")
 		for _, dir := range []string{base, r.bin} {
 			if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {

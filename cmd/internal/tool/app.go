@@ -43,11 +43,13 @@ type Spec struct {
 	// store: they start a private wc-store for such a command instead.
 	Direct func(DirectOptions) (client.Handle, error)
 	// Signals, when set, says (for the man page) what SIGINT and SIGTERM
-	// do to a command that acts on them: it checks Ctx.Context between
-	// the items of a batch, or handles signals itself. Other commands
-	// ignore both and run to the end, so that what they committed is
-	// printed, never reported as failed; ignoring costs nothing, where a
-	// handler's thread cost a short command 0.3 ms.
+	// do to a command that acts on them: once its batch has the store, it
+	// checks Ctx.Context between the items (see Interrupted), or it
+	// handles signals itself. Other commands end at once on either while
+	// they wait for the store or read, which changes nothing; from their
+	// first write on they ignore both and run to the end, so that what
+	// they committed is printed, never reported as failed. Neither costs a
+	// thread: a handler's cost a short command 0.3 ms.
 	Signals string
 	// Exits documents the command's own exit statuses, beyond the common
 	// ones.
@@ -75,8 +77,11 @@ type Difference struct {
 // not make a command do nothing and succeed.
 var versionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
 
-// ignoredSignals is the man page's SIGNALS of the other commands.
-const ignoredSignals = "SIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
+// defaultSignals is the man page's SIGNALS of the other commands.
+const defaultSignals = "SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal) end the command at once while it waits for the store or reads from it: it has changed nothing. From its first write on it ignores them and runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
+
+// stopSignals are the signals that end a command, or its batch.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // Example is one documented invocation.
 type Example struct {
@@ -116,6 +121,8 @@ type Ctx struct {
 	// progressShown: a progress line is on stderr, to be cleared before
 	// an error line.
 	progressShown bool
+	interrupt     context.CancelCauseFunc
+	catching      bool // catchSignals was called
 }
 
 // IsSet reports whether a flag was given, on the command line or through
@@ -256,13 +263,11 @@ func Main(spec *Spec) {
 func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Files the store creates are the user's alone, whatever the umask.
 	syscall.Umask(0o077)
-	ctx, stop := context.Background(), func() {}
-	if spec.Signals != "" {
-		ctx, stop = notifyContext()
-	} else {
-		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // HUP: the terminal closed
-	}
-	defer stop()
+	// Signals keep their default action, ending the process, until the
+	// command writes (see writeGuard) or its batch has the store (see
+	// catchSignals).
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 
 	cli.FlagStringer = helpLine // urfave/cli's help takes it from a global
 	cli.VersionFlag = versionFlag
@@ -271,7 +276,7 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	var c *Ctx
 	app.Action = func(cc *cli.Context) error {
 		c = &Ctx{Context: cc, Spec: spec, Now: time.Now(), stdin: stdin, args: args,
-			stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout)}
+			stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), interrupt: cancel}
 		if spec.Streams {
 			c.out.startStreaming(stdout)
 		}
@@ -334,26 +339,45 @@ func isPartial(err error) bool {
 	return errors.As(err, &te) && te.Partial
 }
 
-// notifyContext is signal.NotifyContext for SIGINT and SIGTERM, but the
-// handler is installed beside the command rather than before it: that
-// starts a thread, a tenth of a short command's time.
-func notifyContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// catchSignals has SIGINT, SIGTERM and SIGHUP cancel the command's
+// context, which a batch checks between its items, instead of ending the
+// process; the handler is installed beside the command rather than before
+// it: that starts a thread, a tenth of a short command's time.
+func (c *Ctx) catchSignals() {
+	if c.catching {
+		return
+	}
+	c.catching = true
 	sigs := make(chan os.Signal, 1)
-	installed := make(chan struct{})
+	signal.Notify(sigs, stopSignals...)
 	go func() {
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		close(installed)
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
+		sig := <-sigs
+		c.interrupt(interruptedBy{sig})
 	}()
-	return ctx, func() {
-		cancel()
-		<-installed
-		signal.Stop(sigs)
+}
+
+// interruptedBy is the cause of a context a signal cancelled.
+type interruptedBy struct{ sig os.Signal }
+
+func (i interruptedBy) Error() string { return "interrupted by " + i.sig.String() }
+
+// Interrupted is the error of a batch that a signal stopped after done of
+// total items, or nil when none came: its status is 128 plus the signal's
+// number (130 for SIGINT), as a shell reports a command the signal ended.
+func (c *Ctx) Interrupted(done, total int) error {
+	var by interruptedBy
+	if !errors.As(context.Cause(c.Context.Context), &by) {
+		return nil
+	}
+	code := 128 + int(by.sig.(syscall.Signal))
+	return &Error{Code: code, Msg: fmt.Sprintf("interrupted after %d of %d sessions", done, total), Partial: true}
+}
+
+// protectWrites ignores the stop signals from the command's first write on,
+// unless its batch catches them: what it commits must be printed.
+func (c *Ctx) protectWrites() {
+	if !c.catching {
+		signal.Ignore(stopSignals...)
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	ExitUsage    = 2
 	ExitNotFound = 3
 	ExitDataErr  = 65 // EX_DATAERR: invalid input data
+	ExitDamaged  = 74 // EX_IOERR: the store's files are damaged
 	ExitBusy     = 75 // EX_TEMPFAIL: the store stayed locked past --lock-timeout
 )
 
@@ -26,6 +27,7 @@ var ExitStatuses = []ExitStatus{
 	{ExitUsage, "Usage error: an unknown flag, a missing argument, an invalid flag value, an invalid or ambiguous session reference, a branch name wc-branch cannot give."},
 	{ExitNotFound, "Not found: a session, message, branch, blob or input file."},
 	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role in a message, invalid UTF-8, an oversized message, token usage or cost that would add up past what wc can store."},
+	{ExitDamaged, "The store is damaged: a file of it does not hold what wc wrote (a changed byte, a file cut short or missing). Nothing was changed and nothing was printed from the damaged part; wc-store --check reports what is damaged, and wc-store --salvage DIR copies every intact session into a new store."},
 	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout; nothing was changed, and retrying is safe."},
 }
 
@@ -85,7 +87,19 @@ func exitStatus(err error) (int, []string) {
 	switch {
 	case errors.As(err, &te):
 		return te.Code, te.Hints
+	case errors.Is(err, client.ErrUnsafe), errors.Is(err, client.ErrNoSpace):
+		var ke *client.KindError
+		errors.As(err, &ke)
+		return ExitFailure, ke.Hints
+	case errors.Is(err, client.ErrDamaged):
+		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+			return ExitDamaged, ke.Hints
+		}
+		return ExitDamaged, []string{"wc-store --check reports what is damaged; wc-store --salvage NEWDIR copies every intact session into a new store"}
 	case errors.Is(err, client.ErrBusy):
+		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+			return ExitBusy, ke.Hints
+		}
 		return ExitBusy, []string{"another wc command holds the store; raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}
 	case errors.Is(err, client.ErrNotFound):
 		return ExitNotFound, []string{"wc-ls lists the sessions in this store"}

@@ -39,7 +39,7 @@ func (spec *Spec) ManPage() string {
 	if spec.Signals != "" {
 		writeParagraphs(&b, spec.Signals)
 	} else {
-		writeParagraphs(&b, ignoredSignals)
+		writeParagraphs(&b, defaultSignals)
 	}
 	b.WriteString(".SH ENVIRONMENT\n")
 	for _, e := range append(append([]EnvVar{}, CommonEnv...), spec.Env...) {

@@ -47,7 +47,7 @@ type privateStore struct {
 
 // openPrivate starts a private store process and takes the store's lock
 // through it, for ask.Mode, within ask.LockTimeout.
-func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
+func openPrivate(dir string, ask client.Ask, sync, otherOwner bool) (client.Handle, error) {
 	program, err := storeProgram()
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func openPrivate(dir string, ask client.Ask, sync bool) (client.Handle, error) {
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "store-socket")
 	cmd := exec.Command(program)
-	cmd.Env = append(os.Environ(), PrivateEnv+"="+dir, "WC_SYNC="+strconv.FormatBool(sync))
+	cmd.Env = append(os.Environ(), PrivateEnv+"="+dir, "WC_SYNC="+strconv.FormatBool(sync), OtherOwnerEnv+"="+strconv.FormatBool(otherOwner))
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.Stderr = os.Stderr              // Badger's warnings, as when the command opened the store itself
 	err = cmd.Start()

@@ -26,17 +26,24 @@ func commonFlags() []cli.Flag {
 			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
 		&cli.StringFlag{Name: "completion", Usage: "print the completion script of every wc command for `SHELL` (bash, zsh or fish), and do nothing else"},
+		&cli.BoolFlag{Name: "other-owner", EnvVars: []string{OtherOwnerEnv},
+			Usage: "read a store that belongs to another user (as root reads a user's): the command only reads, writes nothing there, not even a lock file, and talks to no store process; without it such a store is refused"},
 	}
 }
 
+// OtherOwnerEnv is --other-owner's variable; a private store process reads
+// it too.
+const OtherOwnerEnv = "WC_OTHER_OWNER"
+
 // CommonEnv documents the variables every command reads.
 var CommonEnv = []EnvVar{
-	{"WC_STORE", "The store directory, as --store."},
+	{"WC_STORE", "The store directory, as --store. Like ssh's and gpg's files, it is used only when no one else can have put anything in it: it and every entry in it belong to the user the command runs as (see --other-owner) and none is writable by group or others or a symbolic link, and no directory above it is writable by others without the sticky bit or owned by another user than root; anything else is refused (status 1) before anything is read or sent."},
 	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
+	{"WC_OTHER_OWNER", "Set to true to read a store of another user's, as --other-owner."},
 	{"WC_RESIDENT", "Commands go through a resident store process, wc-store, that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it, later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands, on SIGTERM or on wc-store --stop, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another protocol version connects (a command of another build that speaks its protocol is served). When no resident process can serve the store (a read-only store or file system, another user's store), commands open it directly; a store an older wc wrote must first be moved to the current schema by one command that can write there. Either way a writer's result is synced to disk before it is printed."},
 	{"WC_RESIDENT_IDLE", "How long the resident store process waits for a command before it stops, as a Go duration (default 2s)."},
-	{"WC_DIRECT", "Set to 1 to open the store directly: through a wc-store that serves this command alone and closes the store before the command exits (wc-compact opens it in its own process). A running resident store process is asked to stop once the commands it serves are done, and the command waits for it as for any holder of the store's lock."},
+	{"WC_DIRECT", "Set to 1 to open the store directly: through a wc-store that serves this command alone and closes the store before the command exits (wc-compact opens it in its own process). A running resident store process stops taking commands as soon as such a command waits for the store, and makes way once those it serves are done; commands that come meanwhile queue for the store's lock in turn, so the command gets the store within its --lock-timeout however busy the resident process was."},
 	{"WC_STORE_PROGRAM", "The wc-store program that opens the store; by default the wc-store beside the command, else the one on PATH."},
 	{"XDG_DATA_HOME", "The default store is $XDG_DATA_HOME/wc; when it is unset, ~/.local/share/wc."},
 }
@@ -136,6 +143,7 @@ type DirectOptions struct {
 	LockTimeout time.Duration
 	Sync        bool
 	Bulk        bool // batch work: see OpenBatch
+	OtherOwner  bool // --other-owner: see client.Trust
 }
 
 func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle, error) {
@@ -145,6 +153,15 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	}
 	timeout, err := c.LockTimeout()
 	if err != nil {
+		return nil, err
+	}
+	trust := client.Trust{OtherOwner: c.Bool("other-owner")}
+	if trust.OtherOwner && (mode != client.Read || batch) {
+		return nil, Usagef("--other-owner only reads: %s writes to the store", c.Spec.Name).
+			WithHint("a command that writes uses a store of its own user's")
+	}
+	// Before anything is sent to the store's socket or read from it.
+	if _, err := client.CheckStore(dir, trust); err != nil {
 		return nil, err
 	}
 	if batch {
@@ -162,6 +179,8 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	start := time.Now()
 	var st client.Handle
 	switch {
+	case trust.OtherOwner:
+		// Its store process is not ours to talk to, nor to stop.
 	case batch || forcedDirect():
 		// A resident process would hold the store until it idles.
 		_, _ = client.Shutdown(dir, 0)
@@ -171,16 +190,79 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	if st == nil && err == nil {
 		ask.LockTimeout = max(0, timeout-time.Since(start))
 		if c.Spec.Direct != nil {
-			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch})
+			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch,
+				OtherOwner: trust.OtherOwner})
 		} else {
-			st, err = openPrivate(dir, ask, c.Bool("sync"))
+			st, err = openPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	c.OnClose(st.Close)
-	return st, nil
+	if batch && c.Spec.Signals != "" {
+		c.catchSignals()
+	}
+	return writeGuard{Handle: st, c: c}, nil
+}
+
+// writeGuard is a command's handle: its first write makes the command
+// ignore the signals that would otherwise end it (see Ctx.protectWrites).
+type writeGuard struct {
+	client.Handle
+	c *Ctx
+}
+
+func (w writeGuard) Commit(meta *session.Meta, nodes []session.Node) error {
+	// What any command stores meets the limits wc-append's input does:
+	// a summary, a report or a compaction's result too.
+	msgs := make([]session.Message, len(nodes))
+	for i := range nodes {
+		msgs[i] = nodes[i].Msg
+	}
+	if err := session.CheckSizes(msgs, false); err != nil {
+		return DataErrf("%v", err)
+	}
+	w.c.protectWrites()
+	return w.Handle.Commit(meta, nodes)
+}
+
+func (w writeGuard) PutBlob(id string, sum [32]byte, data []byte) error {
+	w.c.protectWrites()
+	return w.Handle.PutBlob(id, sum, data)
+}
+
+// DeleteSession and Purge make the guard a client.Remover when the handle
+// it guards is one.
+func (w writeGuard) DeleteSession(id string) error {
+	r, ok := w.Handle.(client.Remover)
+	if !ok {
+		return errCannotRemove
+	}
+	w.c.protectWrites()
+	return r.DeleteSession(id)
+}
+
+func (w writeGuard) Purge() error {
+	r, ok := w.Handle.(client.Remover)
+	if !ok {
+		return errCannotRemove
+	}
+	w.c.protectWrites()
+	return r.Purge()
+}
+
+var (
+	_ client.Remover = writeGuard{}
+
+	errCannotRemove = errors.New("this store cannot remove sessions")
+)
+
+func (w writeGuard) Collect(m *session.Meta, dryRun bool) (client.Freed, error) {
+	if !dryRun {
+		w.c.protectWrites()
+	}
+	return w.Handle.Collect(m, dryRun)
 }
 
 // bulkMemoryLimit is the Go heap's soft limit in batch work: Badger's

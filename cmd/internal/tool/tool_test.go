@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"reflect"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func TestReorderArgs(t *testing.T) {
@@ -142,6 +144,7 @@ func TestParseRefs(t *testing.T) {
 		{"3f2a\n{\"title\":1}", nil, `stdin line 2: a JSON object without a string "id"`},
 		{"\n\n{\"id\":", nil, "stdin line 3: invalid JSON"},
 		{"[1]", nil, "stdin line 1: not a session reference"},
+		{"3f2a\n" + strings.Repeat("[", 600), nil, "stdin: JSON nested deeper than 512 levels"},
 	}
 	for _, c := range cases {
 		got, err := ParseRefs([]byte(c.in))
@@ -166,8 +169,9 @@ func FuzzParseRefs(f *testing.F) {
 		refs, err := ParseRefs(data)
 		if err != nil {
 			var te *Error
-			if !errors.As(err, &te) || te.Code != ExitDataErr || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q is not a one-line data error", err)
+			// A line too long for a reference is a usage error.
+			if !errors.As(err, &te) || te.Code != ExitDataErr && te.Code != ExitUsage || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not a one-line data or usage error", err)
 			}
 			return
 		}
@@ -237,7 +241,7 @@ func TestManPageSections(t *testing.T) {
 		`.TH "WC-TEST" "1"`, ".SH NAME\nwc\\-test \\- test a page", ".SH SYNOPSIS", ".SH OPTIONS",
 		".B \\-\\-format \\fIFORMAT\\fR\noutput FORMAT (default: json)",
 		".B \\-\\-store \\fIDIR\\fR", "(env: WC_LOCK_TIMEOUT)", ".SH EXIT STATUS\n.TP\n.B 0\n",
-		".B 75\n", ".SH SIGNALS\n.PP\nSIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
+		".B 74\n", ".B 75\n", ".SH SIGNALS\n.PP\nSIGINT (Ctrl\\-C), SIGTERM and SIGHUP (a closed terminal) end the command at once while it waits", ".SH ENVIRONMENT", ".B WC_STORE", ".SH EXAMPLES", "wc\\-test \\-\\-format json",
 		".nf\nindented \\-line\nkept\n.fi", ".SH SEE ALSO", ".BR wc\\-append (1)",
 	} {
 		if !strings.Contains(page, want) {
@@ -351,5 +355,32 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("%q twice", id)
 		}
 		seen[id] = true
+	}
+}
+
+// A command ignores the signals that would end it from its first write
+// on, so that what it commits is printed; a dry run, which writes
+// nothing, leaves them (issue 19, item 4).
+func TestWritesIgnoreSignals(t *testing.T) {
+	defer signal.Reset(stopSignals...)
+	c := &Ctx{Spec: &Spec{Name: "wc-test"}}
+	w := writeGuard{Handle: client.Empty{}, c: c}
+	ignored := func() bool {
+		for _, sig := range stopSignals {
+			if !signal.Ignored(sig) {
+				return false
+			}
+		}
+		return true
+	}
+	if ignored() {
+		t.Fatal("signals ignored before any write")
+	}
+	if _, err := w.Collect(&session.Meta{ID: "abcd0000-0000-4000-8000-000000000001"}, true); ignored() {
+		t.Fatalf("a dry run made the command ignore signals (%v)", err)
+	}
+	_ = w.PutBlob("abcd0000-0000-4000-8000-000000000001", [32]byte{}, []byte("x"))
+	if !ignored() {
+		t.Fatal("the first write left the signals' default action")
 	}
 }

@@ -5,10 +5,12 @@ package format
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
@@ -98,7 +100,11 @@ func (b *Batch) addObject(v gjson.Result, line int) error {
 		if !msg.IsObject() {
 			return lineErr(line, "an OpenAI response without choices[0].message")
 		}
-		if err := b.addUsage(openAIUsage(v.Get("usage")), line); err != nil {
+		u, err := openAIUsage(v.Get("usage"))
+		if err != nil {
+			return lineErr(line, "%v", err)
+		}
+		if err := b.addUsage(u, line); err != nil {
 			return err
 		}
 		if err := b.addMessage(msg, line); err != nil {
@@ -107,7 +113,11 @@ func (b *Batch) addObject(v gjson.Result, line int) error {
 		b.nodes = append(b.nodes, nodeLine{})
 		return nil
 	case v.Get("type").Str == "message" && v.Get("role").Exists() && v.Get("content").Exists(): // Anthropic message
-		if err := b.addUsage(anthropicUsage(v.Get("usage")), line); err != nil {
+		u, err := anthropicUsage(v.Get("usage"))
+		if err != nil {
+			return lineErr(line, "%v", err)
+		}
+		if err := b.addUsage(u, line); err != nil {
 			return err
 		}
 		if err := b.addMessage(v, line); err != nil {
@@ -139,12 +149,38 @@ func (b *Batch) addMessage(v gjson.Result, line int) error {
 	if v.Get("type").Str == "message" && v.Get("model").Exists() {
 		raw = `{"role":` + v.Get("role").Raw + `,"content":` + v.Get("content").Raw + `}`
 	}
+	if err := checkInput(v); err != nil {
+		return lineErr(line, "%v", err)
+	}
 	msg, err := session.DecodeMessage([]byte(raw))
 	if err != nil {
 		return lineErr(line, "%v", err)
 	}
 	b.Messages = append(b.Messages, msg)
 	return nil
+}
+
+// checkInput refuses what a message given to wc may not hold, though a
+// stored one (written by an earlier wc) or an import may: a kind that is
+// not a string, and a tool call whose input is not an object of arguments
+// (what both providers and whycodes' tools take).
+func checkInput(v gjson.Result) error {
+	if k := v.Get("kind"); k.Exists() && k.Type != gjson.String {
+		return fmt.Errorf("kind must be a string, not %s", kindOf(k))
+	}
+	var err error
+	i := 0
+	v.Get("content").ForEach(func(_, b gjson.Result) bool {
+		i++
+		if t := b.Get("type").Str; t != session.BlockToolUse && t != "tool_use" {
+			return true
+		}
+		if in := b.Get("input"); in.Exists() && in.Type != gjson.Null && !in.IsObject() {
+			err = fmt.Errorf("block %d: tooluse input must be a JSON object, not %s", i, kindOf(in))
+		}
+		return err == nil
+	})
+	return err
 }
 
 func (b *Batch) addUsage(u *session.Usage, line int) error {
@@ -161,38 +197,70 @@ func (b *Batch) addUsage(u *session.Usage, line int) error {
 	return nil
 }
 
-func anthropicUsage(u gjson.Result) *session.Usage {
+func anthropicUsage(u gjson.Result) (*session.Usage, error) {
 	if !u.IsObject() {
-		return nil
+		return nil, nil
 	}
-	out := &session.Usage{InputTokens: u.Get("input_tokens").Uint(), OutputTokens: u.Get("output_tokens").Uint()}
-	out.CacheCreationInputTokens = optUint(u.Get("cache_creation_input_tokens"))
-	out.CacheReadInputTokens = optUint(u.Get("cache_read_input_tokens"))
-	return out
+	out := &session.Usage{}
+	var err error
+	for _, f := range []struct {
+		key string
+		dst *uint64
+	}{{"input_tokens", &out.InputTokens}, {"output_tokens", &out.OutputTokens}} {
+		n, ok, ferr := tokenCount(u, f.key)
+		if ok {
+			*f.dst = n
+		}
+		err = cmp.Or(err, ferr)
+	}
+	for _, f := range []struct {
+		key string
+		dst **uint64
+	}{{"cache_creation_input_tokens", &out.CacheCreationInputTokens}, {"cache_read_input_tokens", &out.CacheReadInputTokens}} {
+		n, ok, ferr := tokenCount(u, f.key)
+		if ok {
+			*f.dst = &n
+		}
+		err = cmp.Or(err, ferr)
+	}
+	return out, err
 }
 
 // openAIUsage maps prompt tokens the way Anthropic counts them: cached
 // prompt tokens are cache reads, not input.
-func openAIUsage(u gjson.Result) *session.Usage {
+func openAIUsage(u gjson.Result) (*session.Usage, error) {
 	if !u.IsObject() {
-		return nil
+		return nil, nil
 	}
-	prompt := u.Get("prompt_tokens").Uint()
-	out := &session.Usage{OutputTokens: u.Get("completion_tokens").Uint()}
-	if cached := optUint(u.Get("prompt_tokens_details.cached_tokens")); cached != nil && *cached <= prompt {
-		out.CacheReadInputTokens = cached
-		prompt -= *cached
+	prompt, _, err := tokenCount(u, "prompt_tokens")
+	completion, _, cerr := tokenCount(u, "completion_tokens")
+	cached, ok, kerr := tokenCount(u, "prompt_tokens_details.cached_tokens")
+	if err = cmp.Or(err, cerr, kerr); err != nil {
+		return nil, err
+	}
+	out := &session.Usage{OutputTokens: completion}
+	if ok && cached <= prompt {
+		out.CacheReadInputTokens = &cached
+		prompt -= cached
 	}
 	out.InputTokens = prompt
-	return out
+	return out, nil
 }
 
-func optUint(v gjson.Result) *uint64 {
-	if v.Type != gjson.Number {
-		return nil
+// tokenCount reads a usage member: a whole number of tokens, or null or
+// nothing (ok false). A negative, fractional or quoted count is refused,
+// never read as 0.
+func tokenCount(u gjson.Result, key string) (n uint64, ok bool, err error) {
+	v := u.Get(key)
+	if !v.Exists() || v.Type == gjson.Null {
+		return 0, false, nil
 	}
-	n := v.Uint()
-	return &n
+	if v.Type == gjson.Number {
+		if n, err := strconv.ParseUint(v.Raw, 10, 64); err == nil {
+			return n, true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("usage %s must be a whole number of tokens, not %s", key, v.Raw)
 }
 
 func lineErr(line int, format string, args ...any) error {
@@ -200,6 +268,9 @@ func lineErr(line int, format string, args ...any) error {
 }
 
 func kindOf(v gjson.Result) string {
+	if v.IsObject() {
+		return "an object"
+	}
 	switch v.Type {
 	case gjson.String:
 		return "a string"

@@ -1,6 +1,8 @@
 package format
 
 import (
+	"cmp"
+
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -31,6 +33,7 @@ func isStreamJSON(data []byte) bool {
 }
 
 type streamBuilder struct {
+	err       error // the first line whose usage wc cannot count
 	l         linearPath
 	skipped   skipCounter
 	span      timeSpan
@@ -52,6 +55,9 @@ type streamBuilder struct {
 func importStreamJSON(data []byte, agent Kind) ([]Imported, error) {
 	b := &streamBuilder{skipped: skipCounter{}, names: toolNames{}, open: -1, calls: map[string]int{}, agent: agent}
 	eachRecord(data, b.skipped, b.line)
+	if b.err != nil {
+		return nil, badInputf("%v", b.err)
+	}
 	sh, err := b.l.finish(false)
 	if err != nil {
 		return nil, err
@@ -115,7 +121,12 @@ func (b *streamBuilder) line(v gjson.Result) {
 		b.toolCall(v, sub, ts)
 	case "result":
 		if u := v.Get("usage"); u.IsObject() {
-			b.result, b.hasTotal = *anthropicUsage(u), true
+			total, err := anthropicUsage(u)
+			if err != nil {
+				b.err = cmp.Or(b.err, err)
+				return
+			}
+			b.result, b.hasTotal = *total, true
 		}
 		if c := v.Get("total_cost_usd"); c.Type == gjson.Number {
 			usd := c.Num

@@ -31,6 +31,13 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	if err != nil {
 		return freed, err
 	}
+	if !dryRun {
+		// A collection writes little (deletions, and the messages of the
+		// references it keeps) but writes through the memtable's map.
+		if err := s.roomFor(0); err != nil {
+			return freed, err
+		}
+	}
 	parents := map[uint64]uint64{}
 	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}
@@ -46,7 +53,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 				freed.Bytes += item.EstimatedSize()
 				continue
 			}
-			if err := item.Value(func(v []byte) error {
+			if err := itemValue(item, func(v []byte) error {
 				h, _, err := session.DecodeNodeHeader(v)
 				parents[seq] = h.Parent
 				if h.Same != 0 {
@@ -153,7 +160,7 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 			if !ok || !kept[seq] {
 				continue
 			}
-			if err := it2.Item().Value(func(v []byte) error {
+			if err := itemValue(it2.Item(), func(v []byte) error {
 				for rest := v; ; {
 					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {
@@ -198,7 +205,7 @@ func (s *Store) materialize(key sid, seqs []uint64) error {
 				return err
 			}
 			var full []byte
-			if err := item.Value(func(v []byte) error {
+			if err := itemValue(item, func(v []byte) error {
 				full, err = resolveRef(txn, key, seq, v)
 				if err == nil {
 					full = bytes.Clone(full)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/y"
 
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
@@ -62,6 +63,13 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
 		return err
 	}
+	if isDamage(err) {
+		return damagedRead(op, err)
+	}
+	if isNoSpace(err) {
+		return &client.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
+			Hints: []string{"free space on that file system and try again"}}
+	}
 	if errors.Is(err, badger.ErrConflict) {
 		return fmt.Errorf("store: %s failed: conflicting concurrent update", op)
 	}
@@ -78,16 +86,99 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &errno) {
 		return fmt.Errorf("store: %s failed: %w", op, errno)
 	}
+	msg := badgerMessage(err)
+	if strings.Contains(msg, " exceeded ") {
+		return fmt.Errorf("store: %s failed: value too large", op)
+	}
+	return fmt.Errorf("store: %s failed: %s", op, msg)
+}
+
+// badgerMessage is one line for an error of Badger's: its errors are
+// chains of contexts ("cannot create memtable err: newMemTable err: …
+// err: open …: permission denied"), sometimes on several lines, and may
+// end in a hex dump of a value (transcript content). The line keeps the
+// outermost context and the cause, and at most maxLen bytes.
+func badgerMessage(err error) string {
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	if strings.Contains(msg, " exceeded ") {
-		return fmt.Errorf("store: %s failed: value too large", op)
+	if parts := strings.Split(msg, " err: "); len(parts) > 1 {
+		msg = parts[0] + " (" + parts[len(parts)-1] + ")"
 	}
 	const maxLen = 240
 	if len(msg) > maxLen {
-		msg = msg[:maxLen] + "…"
+		msg = strings.ToValidUTF8(msg[:maxLen], "") + "…"
 	}
-	return fmt.Errorf("store: %s failed: %s", op, msg)
+	return msg
+}
+
+// damageSigns are the words of Badger's errors for data that fails its
+// checks: a checksum, a length, a table or value the store's own records
+// point at and cannot find.
+var damageSigns = []string{
+	"checksum mismatch", "Checksum mismatch", "failed to read index", "failed to initialize table",
+	"invalid checksum length", "file does not exist for table", "Invalid read", "Invalid value pointer offset",
+	"End of file", "failed to decompress", "corrupt input", "Encryption key mismatch", "Invalid datakey id",
+	"MANIFEST invalid", "MANIFEST removes non-existing table", "Manifest file might be corrupted",
+	"block out of index", "manifest has bad magic", "Unable to read", "while reading block",
+	"sanity text", "reading IV for key registry", "keyRegistryIterator",
+}
+
+// isDamage tells Badger's error for a damaged file.
+func isDamage(err error) bool {
+	if errors.Is(err, y.ErrChecksumMismatch) || errors.Is(err, y.ErrEOF) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range damageSigns {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// damagedRead is the error of a read that found a damaged file.
+func damagedRead(op string, err error) error {
+	msg := badgerMessage(err)
+	return &client.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
+}
+
+// ErrDamaged is the kind of the errors of a damaged store.
+var ErrDamaged = client.ErrDamaged
+
+// panicked turns a panic of Badger's, on data that fails its checks
+// before it checks them, into the error of a damaged store, and poisons
+// the handle: the panic may have left Badger's locks held.
+func (s *Store) panicked(op string, err *error) {
+	if r := recover(); r != nil {
+		s.poisoned.Store(true)
+		*err = &client.KindError{Msg: fmt.Sprintf("store %s is damaged: %s failed on data that does not decode (%v)", s.dir, op, firstLineOf(fmt.Sprint(r))), Kind: ErrDamaged}
+	}
+}
+
+// errLostValue: Badger answers a value it cannot read from its value log
+// (the file is missing, or the entry fails its checksum) with an empty
+// value and no error, and only logs what it found. Every record wc writes
+// holds something, so an empty one is a damaged store.
+var errLostValue = &client.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: client.ErrDamaged}
+
+// itemValue is item.Value, refusing an empty value (errLostValue).
+func itemValue(item *badger.Item, fn func(v []byte) error) error {
+	return item.Value(func(v []byte) error {
+		if len(v) == 0 {
+			return errLostValue
+		}
+		return fn(v)
+	})
+}
+
+// itemValueCopy is item.ValueCopy, refusing an empty value.
+func itemValueCopy(item *badger.Item) ([]byte, error) {
+	v, err := item.ValueCopy(nil)
+	if err == nil && len(v) == 0 {
+		err = errLostValue
+	}
+	return v, err
 }

@@ -144,7 +144,7 @@ func valueOf(txn *badger.Txn, key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return item.ValueCopy(nil)
+	return itemValueCopy(item)
 }
 
 func hasKey(txn *badger.Txn, key []byte) bool {

@@ -265,7 +265,7 @@ func (c *shardCursor) fill(it *badger.Iterator, f *listFilter, order func(a, b [
 			c.next = item.KeyCopy(nil)
 			break
 		}
-		v, err := item.ValueCopy(nil)
+		v, err := itemValueCopy(item)
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func eachMeta(txn *badger.Txn, fn func(id sid, v []byte) error) error {
 		if item == nil {
 			return nil
 		}
-		return item.Value(func(v []byte) error { return fn(id, v) })
+		return itemValue(item, func(v []byte) error { return fn(id, v) })
 	})
 }
 
@@ -427,7 +427,7 @@ func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, err
 			break
 		}
 		found := false
-		err := it.Item().Value(func(v []byte) error {
+		err := itemValue(it.Item(), func(v []byte) error {
 			if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Same != 0 {
 				return nil // the node it refers to holds the message, and is read too
 			}
@@ -514,7 +514,7 @@ func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
 		return nil, err
 	}
 	var key []byte
-	err = item.Value(func(v []byte) error {
+	err = itemValue(item, func(v []byte) error {
 		key = listingKey(id, updatedTime(gjson.GetBytes(v, "updated_at").Str))
 		return nil
 	})
@@ -571,7 +571,7 @@ func (s *Store) CheckListing() error {
 			if err != nil {
 				return err
 			}
-			summary, err := v.ValueCopy(nil)
+			summary, err := itemValueCopy(v)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,9 @@ import (
 
 // flock takes how (LOCK_SH or LOCK_EX) on Dir/lock, waiting until deadline.
 func (s *Store) flock(how int, deadline time.Time) error {
+	if s.lock == nil {
+		return nil // another user's store without a lock file: see openLock
+	}
 	err := client.FlockUntil(s.lock, how, deadline)
 	if errors.Is(err, client.ErrLockTimeout) {
 		s.lock = nil
@@ -19,9 +22,9 @@ func (s *Store) flock(how int, deadline time.Time) error {
 
 // unlock releases Dir/lock.
 func (s *Store) unlock() {
-	if s.lock == nil {
-		return
+	if s.lock != nil {
+		client.Unlock(s.lock)
+		s.lock = nil
 	}
-	client.Unlock(s.lock)
-	s.lock = nil
+	s.releaseTurnstile()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func TestWriterExcludesWriter(t *testing.T) {
@@ -20,7 +21,7 @@ func TestWriterExcludesWriter(t *testing.T) {
 	id := testID(0xaaaa, 1)
 	w1 := open(t, dir, Write)
 	_, err := Open(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write)
-	if !errors.Is(err, ErrBusy) || err.Error() != "store "+dir+" is busy (timed out waiting for its lock)" {
+	if want := fmt.Sprintf("store %s is busy (timed out waiting for its lock, which process %d, store.test, holds)", dir, os.Getpid()); !errors.Is(err, ErrBusy) || err.Error() != want {
 		t.Fatalf("second writer: %v, want ErrBusy", err)
 	}
 	for _, mode := range []Mode{Write, Read} {
@@ -194,9 +195,10 @@ func TestNotStore(t *testing.T) {
 }
 
 func TestPermissionsIgnoreUmask(t *testing.T) {
+	parent := t.TempDir()
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
-	dir := filepath.Join(t.TempDir(), "store")
+	dir := filepath.Join(parent, "store")
 	mustClose(t, open(t, dir, Write))
 	check := func() {
 		t.Helper()
@@ -211,11 +213,15 @@ func TestPermissionsIgnoreUmask(t *testing.T) {
 		}
 	}
 	check()
+	// A lock file others may write is not the store's own: refused, as
+	// the store directory would be.
 	if err := os.Chmod(filepath.Join(dir, "lock"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	mustClose(t, open(t, dir, Write))
-	check()
+	want := "store: " + filepath.Join(dir, "lock") + " is writable by group and others (mode -rw-rw-rw-)"
+	if _, err := Open(Options{Dir: dir}, Write); !errors.Is(err, client.ErrUnsafe) || err.Error() != want {
+		t.Errorf("a lock file of mode 0666: %v, want %q", err, want)
+	}
 }
 
 // Badger's own directory lock never waits; a foreign holder (the badger CLI,

@@ -12,6 +12,9 @@ import (
 // maintain runs before a read-write Close, under the exclusive lock, so that
 // the cost of a command does not grow with the number of commands before it.
 func (s *Store) maintain() error {
+	if !s.roomToMerge() {
+		return nil // merged later, when the file system has room
+	}
 	total, l0 := s.Tables()
 	if l0 >= flattenL0 {
 		if err := s.flatten(); err != nil {
@@ -53,7 +56,7 @@ func (s *Store) tidy() error {
 	if s.closed || s.db == nil || !s.rw {
 		return nil
 	}
-	if _, l0 := s.Tables(); l0 >= residentFlattenL0 {
+	if _, l0 := s.Tables(); l0 >= residentFlattenL0 && s.roomToMerge() {
 		return s.flatten()
 	}
 	return nil

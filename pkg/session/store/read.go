@@ -96,7 +96,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 		if err != nil {
 			return err
 		}
-		return item.Value(func(v []byte) error {
+		return itemValue(item, func(v []byte) error {
 			var derr error
 			if m, derr = session.DecodeMeta(v); derr != nil {
 				return corrupt(key, "its metadata is malformed")
@@ -123,7 +123,7 @@ func nextSeq(txn *badger.Txn, id sid) (uint64, error) {
 		return 0, err
 	}
 	var next uint64
-	err = item.Value(func(v []byte) error {
+	err = itemValue(item, func(v []byte) error {
 		r := gjson.GetBytes(v, "next_seq")
 		if r.Type != gjson.Number {
 			return corrupt(id, "its metadata has no next_seq")
@@ -147,7 +147,7 @@ func getNode(txn *badger.Txn, id sid, seq uint64) (n session.Node, ok bool, err 
 	if err != nil {
 		return n, false, err
 	}
-	err = item.Value(func(v []byte) error {
+	err = itemValue(item, func(v []byte) error {
 		v, err := resolveRef(txn, id, seq, v)
 		if err != nil {
 			return err
@@ -255,7 +255,7 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 			if seq >= next {
 				break
 			}
-			if err := it.Item().Value(func(v []byte) error {
+			if err := itemValue(it.Item(), func(v []byte) error {
 				v, err := refs.resolve(seq, v)
 				if err != nil {
 					return err
@@ -356,7 +356,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 			if got, _ := keySeq(it.Item().Key()); got != seq {
 				return corrupt(key, "node %d vanished", seq)
 			}
-			err := it.Item().Value(func(v []byte) error {
+			err := itemValue(it.Item(), func(v []byte) error {
 				if linear {
 					// The depth said so; the parents must agree.
 					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
@@ -406,7 +406,7 @@ func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
 		return false, err
 	}
 	var depth uint64
-	err = item.Value(func(v []byte) error {
+	err = itemValue(item, func(v []byte) error {
 		h, _, derr := session.DecodeNodeHeader(v)
 		if derr != nil {
 			return corrupt(id, "node %d is malformed", head)
@@ -433,7 +433,7 @@ func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error)
 			break
 		}
 		var parent uint64
-		err := it.Item().Value(func(v []byte) error {
+		err := itemValue(it.Item(), func(v []byte) error {
 			h, _, derr := session.DecodeNodeHeader(v)
 			if derr != nil {
 				return corrupt(id, "node %d is malformed", seq)
@@ -520,7 +520,7 @@ func (s *Store) Blob(id string, sum [32]byte) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		data, err = item.ValueCopy(nil)
+		data, err = itemValueCopy(item)
 		return err
 	})
 	if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {

@@ -78,7 +78,7 @@ func messageHolder(r *refResolver, seq uint64, msg []byte) (uint64, bool, error)
 		}
 		var same uint64
 		equal := false
-		err = item.Value(func(v []byte) error {
+		err = itemValue(item, func(v []byte) error {
 			h, stored, err := session.DecodeNodeHeader(v)
 			if err != nil {
 				return corrupt(id, "node %d is malformed", seq)
@@ -137,7 +137,7 @@ func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
 	if item == nil {
 		return nil, corrupt(r.id, "node %d refers to node %d, which is missing", seq, h.Same)
 	}
-	err = item.Value(func(target []byte) error {
+	err = itemValue(item, func(target []byte) error {
 		full, rerr := session.AppendResolvedNodeRef(r.buf[:0], v, target)
 		if rerr != nil {
 			return corrupt(r.id, "node %d refers to node %d, which holds no message", seq, h.Same)

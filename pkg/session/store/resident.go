@@ -63,7 +63,7 @@ func (l *sessionLock) acquire(mode Mode, timeout time.Duration, dir string) erro
 		l.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return busyError(dir)
+			return &client.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for the other commands its store process serves)", dir), Kind: ErrBusy}
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -127,6 +127,9 @@ func Serve(opts Options, cfg ServeConfig) error {
 	if opts.Dir == "" {
 		return errors.New("store: no store directory given")
 	}
+	if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+		return err
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return mapErr("create store", err)
@@ -151,7 +154,7 @@ func Serve(opts Options, cfg ServeConfig) error {
 	if fi, err := os.Stat(root); err != nil || !os.SameFile(fi, dirInfo) {
 		root = dir // no /proc: the watch below must do
 	}
-	st, err := openServed(opts, dir, root, cfg.Wait)
+	st, err := openServed(opts, dir, root, d, cfg.Wait)
 	if err != nil {
 		d.Close()
 		return err
@@ -200,6 +203,10 @@ wait:
 			if srv.gone() {
 				return ErrStoreGone
 			}
+			if turnstileHeld(d) {
+				srv.stopAccepting()
+				break wait
+			}
 			continue
 		}
 		if !idle.Stop() {
@@ -229,12 +236,17 @@ wait:
 // openServed opens the store for the resident process. While another
 // process holds it, it retries until wait has passed, and gives up early
 // when a resident process answers on the socket: that one serves it.
-func openServed(opts Options, dir, root string, wait time.Duration) (*Store, error) {
+func openServed(opts Options, dir, root string, d *os.File, wait time.Duration) (*Store, error) {
 	deadline := time.Now().Add(wait)
 	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
+		if turnstileHeld(d) {
+			// A command opening the store itself waits: it goes first,
+			// and the commands after it queue behind it directly.
+			return nil, busyError(dir)
+		}
 		// Trying once at a time (LockTimeout 0): a waiting flock would
 		// leave a blocked thread behind at every retry.
-		st, err := Open(Options{Dir: root, Sync: opts.Sync}, Write)
+		st, err := Open(Options{Dir: root, Sync: opts.Sync, resident: true}, Write)
 		if err == nil || !errors.Is(err, ErrBusy) {
 			return st, err
 		}

@@ -141,7 +141,7 @@ func TestResidentLocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
-		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for its lock)") {
+		!strings.HasSuffix(err.Error(), "is busy (timed out waiting for the other commands its store process serves)") {
 		t.Fatalf("second writer: %v", err)
 	}
 	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Read); !errors.Is(err, ErrBusy) {
@@ -362,11 +362,24 @@ func TestResidentMakesWay(t *testing.T) {
 	}
 }
 
-// A resident process started while another process holds the store waits
-// for it, unless a resident process already answers.
+// A resident process started while another process holds the store's
+// lock waits for it, unless a resident process already answers; one
+// started while a command that opens the store itself waits for it or
+// holds it (the turnstile) leaves the store to that command at once.
 func TestResidentWaitsForTheStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	held := open(t, dir, Write)
+	direct := open(t, dir, Write)
+	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
+		t.Errorf("a resident process beside a command that opened the store itself: %v", err)
+	}
+	mustClose(t, direct)
+	held, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	ready := make(chan struct{})
 	go func() {
@@ -379,7 +392,7 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 		t.Fatalf("gave up on a held store: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	mustClose(t, held)
+	held.Close()
 	<-ready
 	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second process beside an answering one: %v", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -46,6 +47,12 @@ type Options struct {
 	// Such a handle must be used from one goroutine, and Settle called
 	// between items.
 	Bulk bool
+	// OtherOwner reads a store another user owns (see client.Trust): only
+	// for Read, and nothing is written there, not even the lock file.
+	OtherOwner bool
+	// resident: the resident store process opens it, and leaves the
+	// turnstile to the commands that open the store themselves.
+	resident bool
 }
 
 // RebuildThreshold is the table count above which a writer rebuilds the
@@ -134,7 +141,23 @@ func badgerOptions(dir string, readOnly, sync bool) badger.Options {
 		WithBlockSize(blockSize).
 		WithMetricsEnabled(false).
 		WithCompactL0OnClose(false).
-		WithExternalMagic(externalMagic)
+		WithExternalMagic(externalMagic).
+		// Every block read from a table, and every value read from the
+		// value log, is checked against its checksum, so that a damaged
+		// file is an error and never an answer (BenchmarkChecksums).
+		WithChecksumVerificationMode(checksumMode()).
+		WithVerifyValueChecksum(verifyReads)
+}
+
+// verifyReads turns off every checksum check, Badger's and the open's
+// verification of tables, for BenchmarkChecksums alone.
+var verifyReads = true
+
+func checksumMode() options.ChecksumVerificationMode {
+	if verifyReads {
+		return options.OnBlockRead
+	}
+	return options.NoVerification
 }
 
 // bulkOptions suit a batch over the whole store. Its merges keep up to 13
@@ -157,11 +180,12 @@ const (
 	bulkMemTableSize = 2 << 20
 )
 
-// warnLogger passes on Badger's warnings and errors only; its INFO lines
-// (about 14 per run) would drown a CLI's stderr.
+// warnLogger passes on Badger's warnings only, each on one line; its INFO
+// lines (about 14 per run) would drown a CLI's stderr, and the errors it
+// logs it also returns, which wc maps to its own messages.
 type warnLogger struct{ w io.Writer }
 
-func (l warnLogger) Errorf(f string, a ...any)   { l.line("error: ", f, a) }
+func (warnLogger) Errorf(string, ...any)         {}
 func (l warnLogger) Warningf(f string, a ...any) { l.line("", f, a) }
 func (warnLogger) Infof(string, ...any)          {}
 func (warnLogger) Debugf(string, ...any)         {}
@@ -172,7 +196,7 @@ func (l warnLogger) line(level, f string, a []any) {
 	if strings.HasPrefix(f, "%s might be too small") || strings.HasPrefix(f, "Cache life expectancy") {
 		return
 	}
-	msg := strings.TrimRight(fmt.Sprintf(f, a...), "\n")
+	msg := strings.Join(strings.Fields(fmt.Sprintf(f, a...)), " ")
 	fmt.Fprintf(l.w, "wc: badger: %s%s\n", level, msg)
 }
 
@@ -184,10 +208,19 @@ type Store struct {
 	sync      bool
 	rebuildAt int
 
-	lock  *os.File
-	db    *badger.DB  // nil when a reader found no store
-	rw    bool        // db is read-write (a writer, or a reader that recovered a crash)
-	wrote atomic.Bool // this handle committed something, so Close flushes one more table
+	lock       *os.File
+	turnstile  *os.File              // see holdTurnstile
+	owner      int                   // the uid the store belongs to
+	otherOwner bool                  // another user's store, only read (Options.OtherOwner)
+	db         *badger.DB            // nil when a reader found no store
+	verified   map[uint64]tableStamp // the tables found verified at the open
+	reserved   bool                  // the lock file holds closeReserve (see space.go)
+	// poisoned: Badger panicked on damaged data and may hold its locks;
+	// the handle answers nothing more and Close leaves Badger as a crash
+	// would.
+	poisoned atomic.Bool
+	rw       bool        // db is read-write (a writer, or a reader that recovered a crash)
+	wrote    atomic.Bool // this handle committed something, so Close flushes one more table
 
 	closed   bool
 	lastTxns atomic.Int64 // transactions the last Commit used (tests)
@@ -210,7 +243,16 @@ func Open(opts Options, mode Mode) (*Store, error) {
 		return nil, errors.New("store: no store directory given")
 	}
 	deadline := time.Now().Add(opts.LockTimeout)
-	s := &Store{dir: filepath.Clean(opts.Dir), mode: mode, sync: opts.Sync, rebuildAt: RebuildThreshold, bulk: opts.Bulk}
+	s := &Store{dir: filepath.Clean(opts.Dir), mode: mode, sync: opts.Sync, rebuildAt: RebuildThreshold, bulk: opts.Bulk,
+		otherOwner: opts.OtherOwner}
+	if s.otherOwner && mode != Read {
+		return nil, errors.New("store: another user's store can only be read")
+	}
+	owner, err := client.CheckStore(s.dir, client.Trust{OtherOwner: s.otherOwner})
+	if err != nil {
+		return nil, err
+	}
+	s.owner = owner
 
 	fi, err := os.Stat(s.dir)
 	switch {
@@ -239,7 +281,13 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	if mode == Read && !exists(filepath.Join(s.dir, "lock")) && !exists(s.dbDir()) {
 		return s, nil
 	}
+	if !opts.resident {
+		if s.turnstile, err = holdTurnstile(s.dir, deadline); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.openLock(); err != nil {
+		s.releaseTurnstile()
 		return nil, err
 	}
 	if mode == Write {
@@ -249,6 +297,7 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	}
 	if err != nil {
 		s.unlock()
+		s.releaseTurnstile()
 		return nil, err
 	}
 	if s.bulk {
@@ -330,17 +379,34 @@ func exists(path string) bool {
 	return err == nil
 }
 
+// openLock opens Dir/lock, never through a symbolic link, creating it
+// only in a store of this user's.
 func (s *Store) openLock() error {
 	path := filepath.Join(s.dir, "lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	var f *os.File
+	err := fs.ErrPermission
+	if !s.otherOwner {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR|noFollow, 0o600)
+	}
 	if err != nil && s.mode == Read && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
-		f, err = os.Open(path) // a read-only store can still be read
+		f, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0) // a read-only store can still be read
+		if errors.Is(err, fs.ErrNotExist) && s.otherOwner {
+			return nil // Badger's own lock keeps its writers out
+		}
 	}
 	if err != nil {
 		return mapErr("open lock", err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
-		_ = f.Chmod(0o600) // best effort: the file may belong to someone else
+	fi, err := f.Stat()
+	if err == nil {
+		err = client.CheckEntry(path, fi, s.owner, 0)
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if fi.Mode().Perm() != 0o600 && !s.otherOwner {
+		_ = f.Chmod(0o600)
 	}
 	s.lock = f
 	return nil
@@ -356,11 +422,22 @@ func (s *Store) openWrite(deadline time.Time) error {
 	if err := removeEmptyLogs(s.dbDir()); err != nil {
 		return err
 	}
+	if exists(s.dbDir()) {
+		in, err := inspectDB(s.dir, s.owner, true, readVerified(s.lock).tables)
+		if err != nil {
+			return err
+		}
+		s.verified = in.verified
+	}
+	if err := s.roomFor(0); err != nil {
+		return err // a read-write open writes, through maps (space.go)
+	}
 	db, err := s.openBadger(false, deadline)
 	if err != nil {
 		return err
 	}
 	s.db, s.rw = db, true
+	s.holdCloseReserve()
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
 		s.db = nil
@@ -376,13 +453,20 @@ func (s *Store) openRead(deadline time.Time) error {
 	// Checked under the lock: a rebuild swaps db only under the exclusive one.
 	if !exists(s.dbDir()) {
 		if exists(filepath.Join(s.dir, "db.old")) {
-			return s.upgrade(deadline) // a rebuild died mid-swap
+			return s.recoverFirst(deadline) // a rebuild died mid-swap
 		}
 		s.unlock()
 		return nil
 	}
-	if killedWriterLeft(s.dbDir()) { // recover first
-		return s.upgrade(deadline)
+	in, err := inspectDB(s.dir, s.owner, false, readVerified(s.lock).tables)
+	if err != nil {
+		return err
+	}
+	s.verified = in.verified
+	// Badger's open would write to what a killed writer left (and delete
+	// the tables it left): recover it first, as a writer.
+	if in.leftovers || killedWriterLeft(s.dbDir()) {
+		return s.recoverFirst(deadline)
 	}
 	db, err := s.openBadger(true, deadline)
 	if err != nil {
@@ -390,7 +474,7 @@ func (s *Store) openRead(deadline time.Time) error {
 		// open replays the WAL; an empty db has no manifest yet.
 		msg := err.Error()
 		if strings.Contains(msg, "Log truncate required") || strings.Contains(msg, "no manifest found") {
-			return s.upgrade(deadline)
+			return s.recoverFirst(deadline)
 		}
 		return err
 	}
@@ -404,6 +488,25 @@ func (s *Store) openRead(deadline time.Time) error {
 		return err
 	}
 	return nil
+}
+
+// recoverFirst upgrades a reader to recover what a killed writer left. One
+// that cannot write there (another user's store, a read-only file system)
+// says that the store needs a writer.
+func (s *Store) recoverFirst(deadline time.Time) error {
+	const needs = "store %s needs a writer to recover it: a wc command that writes, run by its owner where the store can be written (a writer was killed while it wrote)"
+	if s.otherOwner {
+		return fmt.Errorf(needs, s.dir)
+	}
+	err := s.upgrade(deadline)
+	if errors.Is(err, ErrNoSpace) {
+		return &client.KindError{Msg: fmt.Sprintf("store %s needs a writer to recover it (a writer was killed while it wrote), and there is no space left on its device", s.dir),
+			Kind: ErrNoSpace, Hints: []string{"free space on that file system; the next command recovers it"}}
+	}
+	if err == nil || !cannotWrite(err) {
+		return err
+	}
+	return fmt.Errorf(needs, s.dir)
 }
 
 // upgrade trades the shared lock for the exclusive one and opens read-write
@@ -460,12 +563,21 @@ func removeEmptyLogs(dbDir string) error {
 // that cannot write there (another user's store, a read-only file system)
 // says what the store needs.
 func (s *Store) upgradeToMove(deadline time.Time) error {
-	err := s.upgrade(deadline)
+	err := errors.New("permission denied")
+	if !s.otherOwner {
+		err = s.upgrade(deadline)
+	}
 	if err == nil || !cannotWrite(err) {
 		return err
 	}
 	return fmt.Errorf("store %s was written by an older wc: run a wc command that can write there once, to move it to schema %d (%v)", s.dir, schemaVersion, err)
 }
+
+// writeDenied is a read-write open the file system refused.
+type writeDenied struct{ msg string }
+
+func (e *writeDenied) Error() string        { return e.msg }
+func (e *writeDenied) Is(target error) bool { return target == fs.ErrPermission }
 
 // cannotWrite tells a refused write access (Badger words its own).
 func cannotWrite(err error) bool {
@@ -490,18 +602,7 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 	}
 	delay := 5 * time.Millisecond
 	for {
-		var db *badger.DB
-		var err error
-		if s.bulk {
-			// Opening reads the index and last block of every table, which
-			// maps about 70 KB of each: 134 MB for a 1.6 GB store. No table
-			// is pinned yet, so they are paged out (see releaseTablePages).
-			dir := s.dbDir()
-			err = releasing(func() (err error) { db, err = badger.Open(opt); return err },
-				func() { _, _ = releaseTablePages(dir, func(uint64) bool { return false }) })
-		} else {
-			db, err = badger.Open(opt)
-		}
+		db, err := s.tryOpenBadger(opt)
 		if err == nil {
 			return db, nil
 		}
@@ -514,11 +615,36 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 			time.Sleep(delay)
 			delay = min(2*delay, 100*time.Millisecond)
 			continue
-		case strings.Contains(msg, "external magic number doesn't match"), strings.Contains(msg, "manifest has bad magic"):
+		case strings.Contains(msg, "external magic number doesn't match"):
 			return nil, notStoreError(s.dir, false)
+		case errors.Is(err, ErrDamaged):
+			return nil, err
+		case isDamage(err):
+			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerMessage(err))
+		case cannotWrite(err):
+			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerMessage(err))}
 		}
 		return nil, mapErr("open", err)
 	}
+}
+
+// tryOpenBadger opens Badger once. A panic on its goroutine, on damaged
+// data, is the error of a damaged store.
+func (s *Store) tryOpenBadger(opt badger.Options) (db *badger.DB, err error) {
+	defer s.panicked("opening it", &err)
+	if s.poisoned.Load() {
+		return nil, errPoisoned
+	}
+	if s.bulk {
+		// Opening reads the index and last block of every table, which
+		// maps about 70 KB of each: 134 MB for a 1.6 GB store. No table
+		// is pinned yet, so they are paged out (see releaseTablePages).
+		dir := s.dbDir()
+		err = releasing(func() (err error) { db, err = badger.Open(opt); return err },
+			func() { _, _ = releaseTablePages(dir, func(uint64) bool { return false }) })
+		return db, err
+	}
+	return badger.Open(opt)
 }
 
 // checkSchema refuses stores written by a newer format, stamps new ones, and
@@ -531,7 +657,7 @@ func (s *Store) checkSchema() error {
 		if err != nil {
 			return err
 		}
-		raw, err = item.ValueCopy(nil)
+		raw, err = itemValueCopy(item)
 		return err
 	})
 	var v schemaRecordJSON
@@ -625,17 +751,31 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	var first error
+	if s.poisoned.Load() {
+		// As a crash leaves it: Badger's next open recovers what it wrote.
+		s.db = nil
+		s.unlock()
+		return errPoisoned
+	}
 	if s.db != nil {
 		if s.rw {
-			first = s.maintain()
+			first = s.maintainGuarded()
+		}
+		if s.poisoned.Load() {
+			s.db = nil // left as a crash leaves it
 		}
 		if s.db != nil {
 			s.mapMu.Lock()
-			if err := s.db.Close(); first == nil {
+			s.releaseCloseReserve() // room for the memtable's flush
+			err := s.db.Close()
+			if first == nil {
 				first = mapErr("close", err)
 			}
 			s.db = nil
 			s.mapMu.Unlock()
+			if err == nil {
+				s.recordVerified()
+			}
 		}
 		if s.bulk && s.rw {
 			warmTableEnds(s.dbDir())
@@ -643,6 +783,13 @@ func (s *Store) Close() error {
 	}
 	s.unlock()
 	return first
+}
+
+// maintainGuarded is maintain, whose merges read every table they merge:
+// a panic there on damaged data poisons the handle.
+func (s *Store) maintainGuarded() (err error) {
+	defer s.panicked("merging its tables", &err)
+	return s.maintain()
 }
 
 // warmTableEnds reads the end of every table back into the page cache: a
@@ -680,15 +827,21 @@ var (
 )
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(txn *badger.Txn) error) error {
-	if s.closed {
+func (s *Store) view(fn func(txn *badger.Txn) error) (err error) {
+	switch {
+	case s.closed:
 		return errClosed
-	}
-	if s.db == nil {
+	case s.poisoned.Load():
+		return errPoisoned
+	case s.db == nil:
 		return errNoStore
 	}
+	defer s.panicked("a read", &err)
 	return s.db.View(fn)
 }
+
+// errPoisoned answers every use of a handle after a panic.
+var errPoisoned = &client.KindError{Msg: "store: the store is damaged: an earlier read failed", Kind: client.ErrDamaged}
 
 // A bulk handle releases the table pages it mapped each time it has read
 // and written settleReleaseBytes, and merges level 0 each settleMergeBytes:
@@ -714,7 +867,7 @@ func (s *Store) Settle() error {
 	s.settled++
 	if s.sinceMerge++; s.sinceMerge >= settleMergeBytes/settleReleaseBytes {
 		s.sinceMerge = 0
-		if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 {
+		if _, l0 := s.Tables(); s.rw && l0 >= flattenL0 && s.roomToMerge() {
 			if err := s.flatten(); err != nil {
 				return err
 			}

@@ -71,6 +71,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 	if len(metaVal) > maxValueSize {
 		return tooLarge("session metadata", len(metaVal))
 	}
+	if err := s.roomFor(size + 2*len(metaVal)); err != nil {
+		return err
+	}
 	summary, err := summaryOf(meta, metaVal)
 	if err != nil {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
@@ -205,6 +208,9 @@ func (s *Store) PutBlob(id string, sum [32]byte, data []byte) error {
 	}
 	if len(data) > maxValueSize {
 		return tooLarge("blob", len(data))
+	}
+	if err := s.roomFor(len(data)); err != nil {
+		return err
 	}
 	err = s.db.Update(func(txn *badger.Txn) error { return txn.Set(blobKey(key, sum), data) })
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 
 // Open opens the store in this process: tool.Spec.Direct.
 func Open(o tool.DirectOptions) (client.Handle, error) {
-	st, err := store.Open(store.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk}, o.Mode)
+	st, err := store.Open(store.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk, OtherOwner: o.OtherOwner}, o.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,8 @@ func servePrivate(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
-	err := store.ServePrivate(store.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC")}, client.NewSocket(privateFD), func() { close(opened) })
+	opts := store.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC"), OtherOwner: tool.EnvTrue(tool.OtherOwnerEnv)}
+	err := store.ServePrivate(opts, client.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
 		os.Exit(tool.ExitFailure)
 	}

@@ -9,7 +9,13 @@ import (
 
 // Damaged is the error of a session whose stored form is malformed.
 func Damaged(id ID, what string, args ...any) error {
-	return fmt.Errorf("store: session %s is damaged: %s", id, fmt.Sprintf(what, args...))
+	return &KindError{Msg: fmt.Sprintf("store: session %s is damaged: %s", id, fmt.Sprintf(what, args...)), Kind: ErrDamaged}
+}
+
+// DamagedStore is the error of a store whose files are damaged: what says
+// which and how.
+func DamagedStore(dir, what string) error {
+	return &KindError{Msg: fmt.Sprintf("store %s is damaged: %s", dir, what), Kind: ErrDamaged}
 }
 
 // DecodeAhead runs read, which emits stored nodes, on a goroutine of its

@@ -77,10 +77,13 @@ type Ask struct {
 // process to use.
 func Dial(dir string, ask Ask) (*Client, error) {
 	conn, err := DialSocket(filepath.Clean(dir))
+	if errors.Is(err, ErrUnsafe) {
+		return nil, err // another user's process listens there: never replaced silently
+	}
 	if err != nil {
 		return nil, ErrNoServer
 	}
-	c, err := connect(conn, ask)
+	c, err := connect(conn, ask, dir)
 	if err == errStale {
 		return nil, ErrNoServer
 	}
@@ -94,7 +97,7 @@ func Dial(dir string, ask Ask) (*Client, error) {
 // store found. A peer that is gone is ErrNoServer; one that speaks
 // another protocol, ErrOtherProtocol.
 func Attach(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
-	c, err := connect(conn, ask)
+	c, err := connect(conn, ask, "")
 	if err == errStale {
 		return nil, ErrOtherProtocol
 	}
@@ -110,9 +113,9 @@ var ErrOtherProtocol = errors.New("store: the store process speaks another proto
 
 var errStale = errors.New("store: the store process runs another build")
 
-// connect sends the hello on conn and reads the welcome; it closes conn on
-// failure.
-func connect(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
+// connect sends the hello on conn, to the store process of dir (empty:
+// a private one), and reads the welcome; it closes conn on failure.
+func connect(conn io.ReadWriteCloser, ask Ask, dir string) (*Client, error) {
 	c := &Client{conn: conn, wc: NewConn(conn), mode: ask.Mode}
 	refs := ask.Refs[:min(len(ask.Refs), MaxPrefetched)]
 	hello := Hello{Proto: ProtocolVersion, Op: "begin", Build: BuildID(), Mode: ask.Mode, Timeout: ask.LockTimeout, Refs: refs}
@@ -124,11 +127,24 @@ func connect(conn io.ReadWriteCloser, ask Ask) (*Client, error) {
 		first = append(first, c.listing)
 	}
 	var welcome Welcome
+	// The store process answers once the client has its lock, or with
+	// busy once the lock timeout passed: a process that does neither
+	// (stopped, hung) holds the command no longer than that.
+	bc, _ := conn.(*blockingConn)
+	if bc != nil {
+		_ = bc.setDeadline(ask.LockTimeout + welcomeGrace)
+	}
 	err := c.wc.Send(first...)
 	if err == nil {
 		err = c.wc.Recv(&welcome)
 	}
+	if bc != nil {
+		_ = bc.setDeadline(0)
+	}
 	switch {
+	case errors.Is(err, errNoAnswer):
+		conn.Close()
+		return nil, noAnswerError(dir, bc.pid, ask.LockTimeout+welcomeGrace)
 	case err != nil:
 		conn.Close()
 		return nil, ErrNoServer // stopping or gone
@@ -177,18 +193,28 @@ func DialSocket(dir string) (io.ReadWriteCloser, error) {
 func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	dir = filepath.Clean(dir)
 	conn, err := DialSocket(dir)
+	if errors.Is(err, ErrUnsafe) {
+		return false, err
+	}
 	if err != nil {
 		return false, nil
 	}
 	wc := NewConn(conn)
-	if err := wc.Send(&Hello{Proto: ProtocolVersion, Op: "shutdown", Build: BuildID()}); err == nil {
-		var welcome Welcome
-		_ = wc.Recv(&welcome)
-	}
-	conn.Close()
+	err = wc.Send(&Hello{Proto: ProtocolVersion, Op: "shutdown", Build: BuildID()})
 	if timeout <= 0 {
+		// The request is read from the socket whether or not we wait.
+		conn.Close()
 		return true, nil
 	}
+	if bc, ok := conn.(*blockingConn); ok && err == nil {
+		_ = bc.setDeadline(timeout)
+		var welcome Welcome
+		if err := wc.Recv(&welcome); errors.Is(err, errNoAnswer) {
+			conn.Close()
+			return true, noAnswerError(dir, bc.pid, timeout)
+		}
+	}
+	conn.Close()
 	// The server has stopped listening; it releases Dir/lock once closed.
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
 	if err != nil {
@@ -204,6 +230,21 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	}
 	Unlock(f)
 	return true, nil
+}
+
+// welcomeGrace is what a client allows a store process beyond its lock
+// timeout to answer the hello: the process answers busy at the timeout.
+const welcomeGrace = 500 * time.Millisecond
+
+// noAnswerError is the error of a store process that did not answer in
+// time: stopped (SIGSTOP, Ctrl-Z in its terminal) or hung.
+func noAnswerError(dir string, pid int, wait time.Duration) error {
+	what := "the store process"
+	if dir != "" {
+		what = "store " + dir + " is busy: its store process"
+	}
+	return &KindError{Msg: fmt.Sprintf("%s (pid %d) did not answer within %v", what, pid, wait.Round(time.Millisecond)), Kind: ErrBusy,
+		Hints: []string{fmt.Sprintf("if process %d is stopped, continue it (kill -CONT %d); wc-store --stop, or kill %d, ends it", pid, pid, pid)}}
 }
 
 var errClosed = errors.New("store: used after close")

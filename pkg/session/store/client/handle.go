@@ -9,6 +9,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -75,12 +76,19 @@ var (
 	ErrNotFound  = errors.New("not found")
 	ErrAmbiguous = errors.New("ambiguous session prefix")
 	ErrNotStore  = errors.New("not a wc store directory")
+	// ErrDamaged: the store's files do not hold what wc wrote (a changed
+	// byte, a file cut short or missing); nothing was changed.
+	ErrDamaged = errors.New("store is damaged")
+	// ErrNoSpace: the store's file system has no room for a write.
+	ErrNoSpace = errors.New("no space left for the store")
 )
 
-// KindError carries the message the user sees and the sentinel it matches.
+// KindError carries the message the user sees and the sentinel it matches,
+// and hints the command prints after it.
 type KindError struct {
-	Msg  string
-	Kind error
+	Msg   string
+	Kind  error
+	Hints []string
 }
 
 func (e *KindError) Error() string        { return e.Msg }
@@ -101,4 +109,10 @@ const MinPrefix = 4
 // short, not hex). Commands treat it as a usage error.
 type RefError struct{ Ref string }
 
-func (e *RefError) Error() string { return "invalid session reference " + e.Ref }
+func (e *RefError) Error() string {
+	ref := e.Ref
+	if len(ref) > 256 { // an argument may be megabytes long
+		ref = strings.ToValidUTF8(ref[:256], "") + "…"
+	}
+	return "invalid session reference " + ref
+}

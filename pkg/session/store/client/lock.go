@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrLockTimeout is returned by FlockUntil when the wait timed out.
@@ -71,7 +76,38 @@ func Unlock(f *os.File) {
 	_ = f.Close()
 }
 
-// BusyError is the error of a store whose lock could not be had in time.
+// BusyError is the error of a store whose lock could not be had in time;
+// it names the process that holds it, when this user may see it.
 func BusyError(dir string) error {
-	return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), Kind: ErrBusy}
+	pid := lockHolder(filepath.Join(dir, "lock"))
+	if pid == 0 {
+		return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), Kind: ErrBusy}
+	}
+	name, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock, which process %d, %s, holds)", dir, pid, strings.TrimSpace(string(name))),
+		Kind: ErrBusy, Hints: []string{fmt.Sprintf("raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer; if process %d is stopped, continue it (kill -CONT %d)", pid, pid)}}
+}
+
+// lockHolder is the process holding a flock on path, from /proc/locks
+// (0 when none is found).
+func lockHolder(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	data, _ := os.ReadFile("/proc/locks")
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		// 1: FLOCK ADVISORY WRITE 31244 fe:00:9978331 0 EOF
+		if len(f) >= 6 && f[1] == "FLOCK" && f[5] == want {
+			pid, _ := strconv.Atoi(f[4])
+			return pid
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -40,7 +41,9 @@ type Request struct {
 	Packed bool
 }
 
-// WireError is an error as it crosses the socket.
+// WireError is an error as it crosses the socket. Ref is the reference of
+// a "ref" error; for another kind it carries the error's hints, a line
+// each.
 type WireError struct{ Kind, Msg, Ref string }
 
 // Response answers a Request, or is one chunk of a streamed answer.
@@ -52,6 +55,15 @@ type Response struct {
 	More  bool
 	Data  []byte
 	Freed Freed
+}
+
+// wireKinds are the kinds of error that cross the socket by name.
+var wireKinds = []struct {
+	name string
+	kind error
+}{
+	{"notfound", ErrNotFound}, {"ambiguous", ErrAmbiguous}, {"busy", ErrBusy}, {"notstore", ErrNotStore},
+	{"damaged", ErrDamaged}, {"unsafe", ErrUnsafe}, {"nospace", ErrNoSpace},
 }
 
 // ToWire keeps an error's kind across the socket, so that exit statuses do
@@ -67,16 +79,18 @@ func ToWire(err error) *WireError {
 		return &WireError{Kind: "ref", Ref: ref.Ref}
 	case errors.As(err, &inv):
 		return &WireError{Kind: "invalid", Msg: inv.Msg}
-	case errors.Is(err, ErrNotFound):
-		return &WireError{Kind: "notfound", Msg: err.Error()}
-	case errors.Is(err, ErrAmbiguous):
-		return &WireError{Kind: "ambiguous", Msg: err.Error()}
-	case errors.Is(err, ErrBusy):
-		return &WireError{Kind: "busy", Msg: err.Error()}
-	case errors.Is(err, ErrNotStore):
-		return &WireError{Kind: "notstore", Msg: err.Error()}
 	}
-	return &WireError{Kind: "other", Msg: err.Error()}
+	w := &WireError{Kind: "other", Msg: err.Error()}
+	for _, k := range wireKinds {
+		if errors.Is(err, k.kind) {
+			w.Kind = k.name
+			break
+		}
+	}
+	if ke := (*KindError)(nil); errors.As(err, &ke) {
+		w.Ref = strings.Join(ke.Hints, "\n")
+	}
+	return w
 }
 
 // Err is the error e carries, of the kind it was sent as.
@@ -89,14 +103,15 @@ func (e *WireError) Err() error {
 		return &RefError{Ref: e.Ref}
 	case "invalid":
 		return &session.InvalidError{Msg: e.Msg}
-	case "notfound":
-		return &KindError{Msg: e.Msg, Kind: ErrNotFound}
-	case "ambiguous":
-		return &KindError{Msg: e.Msg, Kind: ErrAmbiguous}
-	case "busy":
-		return &KindError{Msg: e.Msg, Kind: ErrBusy}
-	case "notstore":
-		return &KindError{Msg: e.Msg, Kind: ErrNotStore}
+	}
+	var hints []string
+	if e.Ref != "" {
+		hints = strings.Split(e.Ref, "\n")
+	}
+	for _, k := range wireKinds {
+		if e.Kind == k.name {
+			return &KindError{Msg: e.Msg, Kind: k.kind, Hints: hints}
+		}
 	}
 	return errors.New(e.Msg)
 }

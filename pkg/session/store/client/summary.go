@@ -159,7 +159,7 @@ func AppendSummaryJSON(dst []byte, id ID, summary []byte) ([]byte, error) {
 
 // DamagedListing is the error of a summary that does not decode.
 func DamagedListing(id ID) error {
-	return fmt.Errorf("store: the listing entry of session %s is damaged", id)
+	return &KindError{Msg: fmt.Sprintf("store: the listing entry of session %s is damaged", id), Kind: ErrDamaged}
 }
 
 // DecodeSummary reads a summary into the Info of session id. Its strings

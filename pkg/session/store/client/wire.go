@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -493,9 +495,15 @@ func (r *Response) readWire(d *wireDecoder) {
 // plain blocking system calls: the command has nothing else to do while it
 // waits, and going through the runtime's poller costs a wakeup per round
 // trip.
-type blockingConn struct{ fd int }
+type blockingConn struct {
+	fd  int
+	pid int // the peer's process, when known
+}
 
-// dialBlocking connects to the socket at path.
+// dialBlocking connects to the socket at path, and to nothing but a
+// process of this user's: the socket of a store another user could write
+// in would hand them the command's messages (see CheckStore, which
+// refuses such stores before anything is dialled).
 func dialBlocking(path string) (*blockingConn, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -511,7 +519,29 @@ func dialBlocking(path string) (*blockingConn, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &blockingConn{fd: fd}, nil
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if int(cred.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return nil, &KindError{Msg: fmt.Sprintf("store: the process listening on %s (pid %d) runs as %s, not as you", path, cred.Pid, userName(int(cred.Uid))),
+			Kind: ErrUnsafe, Hints: []string{"a store process of another user's is never talked to: remove the socket, or use a store of your own"}}
+	}
+	return &blockingConn{fd: fd, pid: int(cred.Pid)}, nil
+}
+
+// errNoAnswer is a read that waited past its deadline.
+var errNoAnswer = errors.New("store: no answer from the store process")
+
+// setDeadline bounds each read from now on (0: no bound).
+func (c *blockingConn) setDeadline(d time.Duration) error {
+	tv := unix.NsecToTimeval(d.Nanoseconds())
+	if d > 0 && tv.Sec == 0 && tv.Usec == 0 {
+		tv.Usec = 1
+	}
+	return unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 }
 
 func (c *blockingConn) Read(b []byte) (int, error) {
@@ -520,6 +550,8 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 		switch {
 		case err == unix.EINTR:
 			continue
+		case err == unix.EAGAIN:
+			return 0, errNoAnswer
 		case err != nil:
 			return 0, err
 		case n == 0 && len(b) > 0:
