@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"github.com/tidwall/gjson"
-	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/request"
+	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/request"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -24,6 +26,11 @@ func export(c *tool.Ctx) error {
 	run, err := pickFormat(c)
 	if err != nil {
 		return err
+	}
+	var backup *session.BackupWriter
+	if c.String("format") == "backup" && !c.IsSet("blob") {
+		backup = session.NewBackupWriter(c.Out())
+		run = func(c *tool.Ctx, st client.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
 	}
 	refs, err := c.Refs()
 	if err != nil {
@@ -70,8 +77,11 @@ func export(c *tool.Ctx) error {
 			return err
 		}
 	}
-	if page {
+	switch {
+	case page:
 		return format.WriteHTMLEnd(c.Out())
+	case backup != nil:
+		return backup.End() // only once every session is whole
 	}
 	return nil
 }
@@ -117,7 +127,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 	case "jsonl":
 		return exportNodes, nil
 	case "backup":
-		return exportBackup, nil
+		return nil, nil // export writes it, through one writer for all the sessions
 	case "markdown", "md":
 		return exportMarkdown, nil
 	case "text":
@@ -228,7 +238,7 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 			return err
 		})
 	}
-	_, err := writeTree(c, st, m)
+	_, err := writeTree(c.Out(), st, m)
 	return err
 }
 
@@ -236,7 +246,7 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // which node is the head and which the branches end at ("" for an unnamed
 // one), so that importing them makes the same session. It returns the
 // blobs the nodes point at.
-func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, error) {
+func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, error) {
 	names := m.BranchNames()
 	var line []byte
 	var blobs [][32]byte
@@ -255,7 +265,7 @@ func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, erro
 			}
 		}
 		line = session.AppendNodeLine(line[:0], m.ID, &n, n.Seq == m.Head, names[n.Seq])
-		_, err = c.Out().Write(line)
+		_, err = w.Write(line)
 		return err
 	})
 	return blobs, err
@@ -265,15 +275,14 @@ func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, erro
 // reads it back): its metadata, every node as a tree's jsonl line, and the
 // blobs they point at. A pointer to no blob the store holds (text that
 // only looks like one) has none to save.
-func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	if _, err := c.Out().Write(session.AppendBackupHeader(nil, m)); err != nil {
+func exportBackup(w *session.BackupWriter, st client.Handle, m *session.Meta) error {
+	if err := w.Header(m); err != nil {
 		return err
 	}
-	blobs, err := writeTree(c, st, m)
+	blobs, err := writeTree(w, st, m)
 	if err != nil {
 		return err
 	}
-	var line []byte
 	for _, sum := range blobs {
 		data, err := st.Blob(m.ID, sum)
 		if errors.Is(err, client.ErrNotFound) {
@@ -282,8 +291,7 @@ func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		if err != nil {
 			return err
 		}
-		line = session.AppendBackupBlob(line[:0], m.ID, data)
-		if _, err := c.Out().Write(line); err != nil {
+		if err := w.Blob(m.ID, data); err != nil {
 			return err
 		}
 	}
