@@ -142,3 +142,12 @@ func FuzzBackup(f *testing.F) {
 		}
 	})
 }
+
+// A next seq past 2^53 is refused: the session's next append would
+// overflow it.
+func TestBackupNextSeqBound(t *testing.T) {
+	huge := strings.Replace(backupSeed, `"next_seq":5`, `"next_seq":18446744073709551615`, 1)
+	if _, err := readBackup([]byte(huge)); !isInvalid(err) || !strings.Contains(err.Error(), "next_seq 18446744073709551615 is past 2^53") {
+		t.Errorf("next_seq near 2^64: %v", err)
+	}
+}
