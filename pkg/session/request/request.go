@@ -562,9 +562,6 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 		}
 		out = append(out, wire{role: t.role, parts: parts})
 	}
-	if len(out) > 0 && out[0].role == session.RoleAssistant {
-		out = append([]wire{{role: session.RoleUser, parts: []json.RawMessage{textPart(LeadingUser)}}}, out...)
-	}
 	if n := len(out); n > 0 && out[n-1].role == session.RoleAssistant {
 		switch opt.Trailing {
 		case TrailingDefault:
@@ -578,7 +575,10 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 		}
 	}
 	if len(out) == 0 {
-		return nil, &NothingToSendError{}
+		return nil, &NothingToSendError{} // LeadingUser alone is nothing to send
+	}
+	if out[0].role == session.RoleAssistant {
+		out = append([]wire{{role: session.RoleUser, parts: []json.RawMessage{textPart(LeadingUser)}}}, out...)
 	}
 
 	maxTokens := opt.MaxTokens
