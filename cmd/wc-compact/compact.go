@@ -87,7 +87,7 @@ func compact(c *tool.Ctx) error {
 	defer ahead.stop()
 	for i, id := range ids {
 		if c.Context.Err() != nil {
-			return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
+			return &tool.Error{Code: c.InterruptedStatus(), Msg: fmt.Sprintf("interrupted after %d of %d sessions", i, len(ids)), Partial: true}
 		}
 		w := ahead.take(i)
 		if err := finish(c, st, w, p); err != nil {

@@ -17,7 +17,7 @@ import (
 
 // TestInterruptedBatch sends SIGINT during a batch: the sessions it
 // finished are printed, the others are untouched, and it says where it
-// stopped. Where the signal lands varies; the invariant does not.
+// stopped, with status 130. Where the signal lands varies; the invariant does not.
 func TestInterruptedBatch(t *testing.T) {
 	bin := tooltest.Binaries(t)
 	store := filepath.Join(t.TempDir(), "store")
@@ -72,6 +72,9 @@ func TestInterruptedBatch(t *testing.T) {
 		want := fmt.Sprintf("wc-compact: interrupted after %d of %d sessions\n", len(lines), len(ids))
 		if stderr.String() != want {
 			t.Fatalf("stderr %q, want %q", stderr.String(), want)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("exit status %d, want 130 (128 + SIGINT), as the shell gives an interrupted command", code)
 		}
 	}
 	printed := map[string]bool{}

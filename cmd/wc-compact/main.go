@@ -73,7 +73,8 @@ A batch (--all, or more than one session) opens the store once, in this process 
 		{Text: "Re-compact a project's sessions from cron:", Command: `wc-ls --project ~/src/app | wc-compact --max-tokens 100000 --spill`},
 		{Text: "Undo the last compaction:", Command: `wc-branch 3f2a switch pre-compact-1`},
 	},
-	Exits: []tool.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`}},
+	Exits: []tool.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`},
+		{Code: 130, Text: "A batch was interrupted by SIGINT (143: SIGTERM, 129: SIGHUP) between two sessions; the sessions done are printed, the others are untouched (see SIGNALS)."}},
 	Differences: []tool.Difference{
 		{Whycodes: "compact() drops the oldest messages up to any position, so a tool result can lose its call and the user message of a long turn goes first.",
 			Wc:   "cuts only where no tool result loses its call, and keeps the turn's user message after the summary unless only dropping it too meets the budget: a result without its call is invalid input for every provider.",
@@ -92,7 +93,7 @@ A batch (--all, or more than one session) opens the store once, in this process 
 	// Batches open the store in this process: through a socket they ran
 	// at 24 against 40 MB/s.
 	Direct:  local.Open,
-	Signals: "SIGINT, SIGTERM or SIGHUP stops a batch between two sessions: the lines of the sessions done are printed, then an error says how many of how many were done (exit status 1). A session whose compaction was committed is always printed. SIGKILL stops it as a crash would: a session it had not printed may be compacted or not, never half.",
+	Signals: "SIGINT, SIGTERM or SIGHUP stops a batch between two sessions: the lines of the sessions done are printed, then an error says how many of how many were done, and the exit status is 128 and the signal's number, as the shell reports a command the signal stopped (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). A session whose compaction was committed is always printed. SIGKILL stops it as a crash would: a session it had not printed may be compacted or not, never half.",
 }
 
 func main() { tool.Main(&spec) }

@@ -169,6 +169,7 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 	}},
 	Action:  export,
 	Streams: true,
+	Reader:  true,
 }
 
 func main() { tool.Main(&spec) }

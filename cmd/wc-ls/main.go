@@ -46,6 +46,7 @@ A session still on its placeholder title (a legacy "New session - …" or "proje
 	},
 	Complete: tool.Completion{Args: tool.ArgsNone, Values: map[string][]string{"sort": {"updated", "created", "title", "messages", "tokens"}}},
 	Action:   list,
+	Reader:   true,
 }
 
 func main() { tool.Main(&spec) }

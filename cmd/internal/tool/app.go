@@ -49,6 +49,10 @@ type Spec struct {
 	// printed, never reported as failed; ignoring costs nothing, where a
 	// handler's thread cost a short command 0.3 ms.
 	Signals string
+	// Reader marks a command that changes nothing a user asked for (its
+	// work needs no finishing): SIGINT, SIGTERM and SIGHUP stop it at once,
+	// as they stop any reader, and the shell sees the signal.
+	Reader bool
 	// Exits documents the command's own exit statuses, beyond the common
 	// ones.
 	Exits []ExitStatus
@@ -74,6 +78,9 @@ type Difference struct {
 // versionFlag is long only: -v, which many tools read as --verbose, must
 // not make a command do nothing and succeed.
 var versionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+
+// readerSignals is the man page's SIGNALS of a Reader.
+const readerSignals = "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the command at once, as they stop any reader: it exits as killed by the signal, which the shell reports as status 130 for SIGINT (143 for SIGTERM, 129 for SIGHUP). What it wrote to stdout until then stays there, its last document or line maybe cut short; nothing in the store is left half done. A SIGINT or SIGHUP ignored when it started (a background job of a script, nohup) stays ignored."
 
 // ignoredSignals is the man page's SIGNALS of the other commands.
 const ignoredSignals = "SIGINT, SIGTERM and SIGHUP (a closed terminal) are ignored: the command runs to the end, so that what it commits is printed, never reported as failed. SIGKILL stops it as a crash would: a change it had not printed may or may not be in the store, whole or not at all."
@@ -257,9 +264,13 @@ func Run(spec *Spec, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	// Files the store creates are the user's alone, whatever the umask.
 	syscall.Umask(0o077)
 	ctx, stop := context.Background(), func() {}
-	if spec.Signals != "" {
+	switch {
+	case spec.Signals != "":
 		ctx, stop = notifyContext()
-	} else {
+	case spec.Reader:
+		// The runtime's own disposition: a signal stops the process as
+		// the default action would, and one ignored at exec stays so.
+	default:
 		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // HUP: the terminal closed
 	}
 	defer stop()
@@ -338,23 +349,41 @@ func isPartial(err error) bool {
 // handler is installed beside the command rather than before it: that
 // starts a thread, a tenth of a short command's time.
 func notifyContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	installed := make(chan struct{})
 	go func() {
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		close(installed)
 		select {
-		case <-sigs:
-			cancel()
+		case sig := <-sigs:
+			cancel(signalCause{sig})
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
-		cancel()
+		cancel(nil)
 		<-installed
 		signal.Stop(sigs)
 	}
+}
+
+// signalCause is why a command's context was cancelled: a signal.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return "interrupted by " + s.sig.String() }
+
+// InterruptedStatus is the exit status of a batch that a signal stopped:
+// 128 and the signal's number, as the shell reports a command the signal
+// killed (130 for SIGINT).
+func (c *Ctx) InterruptedStatus() int {
+	var s signalCause
+	if errors.As(context.Cause(c.Context.Context), &s) {
+		if n, ok := s.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return ExitFailure
 }
 
 // OnClose registers cleanup that runs when the action returns, before any

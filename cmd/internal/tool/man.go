@@ -36,9 +36,12 @@ func (spec *Spec) ManPage() string {
 		b.WriteString(".TP\n.B " + strconv.Itoa(s.Code) + "\n" + roff(s.Text) + "\n")
 	}
 	b.WriteString(".SH SIGNALS\n")
-	if spec.Signals != "" {
+	switch {
+	case spec.Signals != "":
 		writeParagraphs(&b, spec.Signals)
-	} else {
+	case spec.Reader:
+		writeParagraphs(&b, readerSignals)
+	default:
 		writeParagraphs(&b, ignoredSignals)
 	}
 	b.WriteString(".SH ENVIRONMENT\n")
