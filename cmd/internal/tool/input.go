@@ -110,14 +110,38 @@ func (c *Ctx) TextArg(flag string) (string, error) {
 // line holding an id or prefix, a JSON string, or a JSON object with an
 // "id" (the output of any wc command), in any mix; arrays of those work too.
 func (c *Ctx) Refs() ([]string, error) {
+	rows, err := c.RefRows()
+	return refsOf(rows), err
+}
+
+// A RefRow is a session reference and, when it came as a JSON object (a
+// line a wc command printed), that object: it says which state of the
+// session it saw.
+type RefRow struct {
+	Ref string
+	Row gjson.Result // the object; its Type is gjson.Null for a plain reference
+}
+
+// RefRows is Refs, with the rows the references came in.
+func (c *Ctx) RefRows() ([]RefRow, error) {
 	if args := c.Args().Slice(); len(args) > 0 {
-		return args, nil
+		rows := make([]RefRow, len(args))
+		for i, a := range args {
+			rows[i].Ref = a
+		}
+		return rows, nil
 	}
-	return c.StdinRefs()
+	return c.StdinRefRows()
 }
 
 // StdinRefs reads the session references on stdin.
 func (c *Ctx) StdinRefs() ([]string, error) {
+	rows, err := c.StdinRefRows()
+	return refsOf(rows), err
+}
+
+// StdinRefRows reads the session references on stdin, with their rows.
+func (c *Ctx) StdinRefRows() ([]RefRow, error) {
 	if c.stdinTTY {
 		return nil, Usagef("no session given").WithHint("pass a session id, or pipe the output of another wc command")
 	}
@@ -125,22 +149,38 @@ func (c *Ctx) StdinRefs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	refs, err := ParseRefs(data)
+	rows, err := parseRefRows(data)
 	if err != nil {
 		return nil, err
 	}
-	if len(refs) == 0 {
+	if len(rows) == 0 {
 		return nil, Usagef("no session given: stdin is empty").WithHint("pass a session id, or pipe the output of another wc command")
 	}
-	return refs, nil
+	return rows, nil
+}
+
+func refsOf(rows []RefRow) []string {
+	if rows == nil {
+		return nil
+	}
+	refs := make([]string, len(rows))
+	for i, r := range rows {
+		refs[i] = r.Ref
+	}
+	return refs
 }
 
 // ParseRefs reads the stdin reference grammar.
 func ParseRefs(data []byte) ([]string, error) {
+	rows, err := parseRefRows(data)
+	return refsOf(rows), err
+}
+
+func parseRefRows(data []byte) ([]RefRow, error) {
 	if err := session.CheckNesting(data); err != nil {
 		return nil, DataErrf("stdin: %v", err)
 	}
-	var refs []string
+	var refs []RefRow
 	line := 1
 	for pos := 0; pos < len(data); {
 		c := data[pos]
@@ -176,27 +216,27 @@ func ParseRefs(data []byte) ([]string, error) {
 		if strings.ContainsAny(word, " \t") {
 			return nil, DataErrf("stdin line %d: %q is not a session reference", line, shorten(word))
 		}
-		refs = append(refs, word)
+		refs = append(refs, RefRow{Ref: word})
 		pos += end
 	}
 	return refs, nil
 }
 
-func refsFromJSON(v gjson.Result, line int) ([]string, error) {
+func refsFromJSON(v gjson.Result, line int) ([]RefRow, error) {
 	switch {
 	case v.Type == gjson.String:
-		return []string{v.Str}, nil
+		return []RefRow{{Ref: v.Str}}, nil
 	case v.IsObject():
 		id := v.Get("id")
 		if id.Type != gjson.String {
 			return nil, DataErrf(`stdin line %d: a JSON object without a string "id"`, line)
 		}
-		return []string{id.Str}, nil
+		return []RefRow{{Ref: id.Str, Row: v}}, nil
 	case v.IsArray():
-		var out []string
+		var out []RefRow
 		var err error
 		v.ForEach(func(_, el gjson.Result) bool {
-			var found []string
+			var found []RefRow
 			found, err = refsFromJSON(el, line)
 			out = append(out, found...)
 			return err == nil
