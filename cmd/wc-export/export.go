@@ -44,10 +44,11 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// HTML is one page, whatever the sessions, each in it once; the text
-	// of several sessions is set apart, as head(1) sets files apart.
+	// HTML is one page, whatever the sessions, each in it once; a backup
+	// holds each once too, or it would not restore under the same ids. The
+	// text of several sessions is set apart, as head(1) sets files apart.
 	page := c.String("format") == "html" && !c.IsSet("blob")
-	if page {
+	if page || backup != nil {
 		seen := map[string]bool{}
 		ids = slices.DeleteFunc(ids, func(id string) bool {
 			dup := seen[id]

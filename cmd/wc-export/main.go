@@ -45,7 +45,8 @@ var spec = tool.Spec{
             for curl (see Request bodies below)
   backup    everything the session holds, for wc-new --restore: its
             metadata as stored, every node as a --tree line, and the
-            spilled tool output its messages point at (see BACKUP)
+            spilled tool output its messages point at; each session
+            once, however often it is named (see BACKUP)
 
 The share. whycodes loads every share wc writes with its own serde types, and wc-new --import native reads it back without losing a byte: after wc-export | wc-new --import native, wc-export --format jsonl --tree prints the same lines, but for the session id. A whycodes load keeps the session's id, title, title_source, system_prompt, project_path, created_at, updated_at, usage, cost, edit_stats, checkpoint (keep_until, goal, started_at), last_rewind_report, stream_rules and branches, and of each message its role, tool_call_id, name, created_at and content, of which whycodes knows text, image (a base64 or url source), tooluse, toolresult (a string), thinking and redacted_thinking blocks. What it cannot load goes in members its serde skips, which only wc reads back:
 
