@@ -326,10 +326,31 @@ func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // store is opened.
 func requestExporter(c *tool.Ctx) (exporter, error) {
 	opt := request.Options{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
+	var build func(string, []session.Message, request.Options) ([]byte, error)
+	var api string
+	var hottest float64
+	toolName := request.AnthropicToolName
+	switch c.String("provider") {
+	case "anthropic":
+		build, api, hottest = request.Anthropic, "the Messages API", 1
+	case "openai":
+		build, api, hottest, toolName = request.OpenAI, "the Chat Completions API", 2, request.OpenAIToolName
+	case "":
+		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
+	default:
+		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
+	}
+	if opt.Model == "" { // both APIs require it
+		return nil, tool.Usagef("--format request needs --model, the model to ask").
+			WithHint("as the provider names it: --model claude-sonnet-4-5, --model gpt-4.1")
+	}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
 		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
 			return nil, tool.Usagef("--temperature %s is not a temperature", c.String("temperature"))
+		}
+		if t > hottest {
+			return nil, tool.Usagef("--temperature %s is past %g, the most %s takes", c.String("temperature"), hottest, api)
 		}
 		opt.Temperature = &t
 	}
@@ -341,6 +362,9 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsArray() {
 			return nil, tool.DataErrf("%s is not a JSON array of tool definitions", c.String("tools"))
 		}
+		if err := request.CheckTools(data, toolName); err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
+		}
 		opt.Tools = data
 	}
 	switch {
@@ -350,17 +374,6 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		opt.Trailing = request.TrailingKeep
 	case c.Bool("no-prefill"):
 		opt.Trailing = request.TrailingDrop
-	}
-	var build func(string, []session.Message, request.Options) ([]byte, error)
-	switch c.String("provider") {
-	case "anthropic":
-		build = request.Anthropic
-	case "openai":
-		build = request.OpenAI
-	case "":
-		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
-	default:
-		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
 	}
 	return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		var msgs []session.Message
