@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,8 @@ import (
 
 // TestInterruptedBatch sends SIGINT during a batch: the sessions it
 // finished are printed, the others are untouched, and it says where it
-// stopped, with status 130. Where the signal lands varies; the invariant does not.
+// stopped, with status 130. Where the signal lands varies; the invariant
+// does not.
 func TestInterruptedBatch(t *testing.T) {
 	bin := tooltest.Binaries(t)
 	store := filepath.Join(t.TempDir(), "store")
@@ -31,16 +31,7 @@ func TestInterruptedBatch(t *testing.T) {
 			fmt.Sprintf(`{"role":"tool","tool_call_id":"t%d","content":"%s"}`, i, body))
 	}
 	share := []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
-	dir := t.TempDir()
-	args := []string{"--import", "native"}
-	for i := 0; i < 300; i++ {
-		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
-		if err := os.WriteFile(f, share, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, f)
-	}
-	create := exec.Command(filepath.Join(bin, "wc-new"), args...)
+	create := exec.Command(filepath.Join(bin, "wc-new"), tooltest.ImportArgs(t, 300, share)...)
 	create.Env = env
 	out, err := create.Output()
 	if err != nil {

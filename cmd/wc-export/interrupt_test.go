@@ -28,16 +28,8 @@ func TestReadersStopOnSignal(t *testing.T) {
 	if err := os.WriteFile(big, []byte(strings.Repeat("a line of the prompt\n", 20000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// 300 sessions from one wc-new, so that wc-ls prints more than a pipe holds.
-	args := []string{"--import", "native"}
-	for i := range 300 {
-		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
-		if err := os.WriteFile(f, []byte(`{"messages":[{"role":"user","content":"q"}]}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, f)
-	}
-	run(t, store, nil, append([]string{"wc-new"}, args...)...)
+	// 300 sessions, so that wc-ls prints more than a pipe holds.
+	run(t, store, nil, append([]string{"wc-new"}, tooltest.ImportArgs(t, 300, []byte(`{"messages":[{"role":"user","content":"q"}]}`))...)...)
 	id := gjson.GetBytes(run(t, store, nil, "wc-new", "--title", "big"), "id").Str
 	run(t, store, nil, "wc-append", id, "--role", "user", "--file", big)
 
