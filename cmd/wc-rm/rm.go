@@ -51,8 +51,10 @@ func remove(c *tool.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if err := unchanged(rows[i].Row, &m); err != nil {
-			return err
+		if c.Bool("if-unchanged") {
+			if err := unchanged(rows[i].Row, &m); err != nil {
+				return err
+			}
 		}
 		metas = append(metas, m)
 	}
@@ -80,6 +82,8 @@ func remove(c *tool.Ctx) error {
 // its reference came in (a line of wc-ls, say) was printed: what the row
 // says of its updated_at, head and message_count is what the store says.
 // Between "wc-ls --empty" and "wc-rm" a pipeline may append to a session.
+// It is asked for (--if-unchanged): a row kept as a handle on a session
+// ("wc-new > s.json", then work on it) names it whatever it now holds.
 func unchanged(row gjson.Result, m *session.Meta) error {
 	info := m.Info()
 	var differs string
