@@ -7,6 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
@@ -80,6 +82,12 @@ func Open(cfg Config) (*Engine, error) {
 		Username:             cfg.Username,
 		Password:             cfg.Password,
 		Logger:               zap.NewNop(),
+		// A member back from a restart is used again within a second,
+		// not after gRPC's default backoff of up to two minutes.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: cfg.DialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, e.mapError("connecting", err, false)
