@@ -2,6 +2,9 @@ package etcdkv
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -90,16 +93,68 @@ func Open(cfg Config) (*Engine, error) {
 		})},
 	})
 	if err != nil {
-		return nil, e.mapError("connecting", err, false)
+		return nil, e.connectError(err)
 	}
 	e.cli = cli
 	ctx, cancel := e.requestContext()
 	defer cancel()
 	if _, err := cli.Get(ctx, e.ns, clientv3.WithCountOnly()); err != nil {
 		cli.Close()
-		return nil, e.mapError("connecting", err, false)
+		return nil, e.connectError(err)
 	}
 	return e, nil
+}
+
+// connectError is the error of an Open that reached no member, with TLS's
+// own reason when TLS is what failed.
+func (e *Engine) connectError(err error) error {
+	err = e.mapError("connecting", err, false)
+	if errors.Is(err, ErrUnavailable) && e.cfg.TLS != nil {
+		if why := e.tlsTrouble(); why != nil {
+			return why
+		}
+	}
+	return err
+}
+
+// tlsTrouble tells why TLS fails with the first member that answers a
+// TCP connection, which gRPC hides behind its deadline; nil when the
+// handshake succeeds or nothing answers.
+func (e *Engine) tlsTrouble() error {
+	for _, ep := range e.cfg.Endpoints {
+		conf := e.cfg.TLS.Clone()
+		conf.NextProtos = []string{"h2"}
+		if conf.ServerName == "" {
+			conf.ServerName, _, _ = net.SplitHostPort(ep)
+		}
+		raw, err := net.DialTimeout("tcp", ep, e.cfg.DialTimeout)
+		if err != nil {
+			continue
+		}
+		conn := tls.Client(raw, conf)
+		conn.SetDeadline(time.Now().Add(e.cfg.DialTimeout))
+		err = conn.Handshake()
+		if err == nil {
+			// TLS 1.3 servers refuse a client's certificate after the
+			// handshake, in their first record.
+			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			var b [1]byte
+			if _, err = conn.Read(b[:]); isTimeout(err) {
+				err = nil
+			}
+		}
+		conn.Close()
+		if err != nil {
+			return newError(ErrUnavailable, "etcd: connecting failed: TLS with %s failed: %s", ep, e.redact(firstLine(err.Error())))
+		}
+		return nil
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // requestContext bounds one request and refuses it on a member that has

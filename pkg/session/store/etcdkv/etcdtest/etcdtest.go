@@ -128,12 +128,20 @@ func script() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "scripts", "etcd-cluster.sh")
 }
 
+// Binary is the path of the etcd server.
+func Binary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("etcd")
+	if err != nil {
+		unavailable(t, "etcd is not installed (apt-get install etcd-server etcd-client)")
+	}
+	return path
+}
+
 // StartCluster starts a cluster of the test's own on free loopback ports.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
-	if _, err := exec.LookPath("etcd"); err != nil {
-		unavailable(t, "etcd is not installed (apt-get install etcd-server etcd-client)")
-	}
+	Binary(t)
 	c := &Cluster{t: t, Dir: t.TempDir()}
 	t.Cleanup(func() { c.run("stop") })
 	c.run("start")
