@@ -40,7 +40,7 @@ run "--system @FILE, 40 MiB" "wc-new --system @big.txt"
 run "--summary, 40 MiB" "wc-compact $id --summary big.txt"
 run "--native, 40 MiB" "wc-compact $id --native big.json"
 run "--report, 40 MiB" "wc-branch $id rewind --report big.txt"
-run "--tools, 40 MiB" "wc-export $id --format request --provider anthropic --tools big.txt"
+run "--tools, 40 MiB" "wc-export $id --format request --provider anthropic --model m --tools big.txt"
 run "a 1 GiB reference line" "head -c 1G /dev/zero | tr '\\0' a | wc-export"
 run "a 40 MiB message in a stream" "{ printf '{\"role\":\"user\",\"content\":\"'; cat big.txt; printf '\"}\\n'; } | wc-append $id"
 if [ "$full" = --full ]; then
