@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/render"
 	"github.com/wctoolkit/wc/pkg/session/request"
 	"math"
 	"slices"
@@ -140,7 +141,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			if model == "" {
 				model = "unknown"
 			}
-			_, err := c.Out().WriteString(session.ExitSummary(m, secs, model, c.String("binary")))
+			_, err := c.Out().WriteString(render.ExitSummary(m, secs, model, c.String("binary")))
 			return err
 		}, nil
 	}
@@ -290,15 +291,15 @@ func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 }
 
 func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	mw := session.NewMarkdownWriter(c.Out())
+	mw := render.NewMarkdownWriter(c.Out())
 	if err := mw.Header(m); err != nil {
 		return err
 	}
-	return st.PathRaw(m.ID, m.Head, mw.StoredNode)
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
 }
 
 func exportText(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.TranscriptText(c.Out(), &n.Msg) })
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return render.TranscriptText(c.Out(), &n.Msg) })
 }
 
 func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {

@@ -19,6 +19,21 @@ const (
 	RoleTool      Role = "tool"
 )
 
+// Label is the capitalised role that transcripts and exports show.
+func (r Role) Label() string {
+	switch r {
+	case RoleUser:
+		return "User"
+	case RoleAssistant:
+		return "Assistant"
+	case RoleSystem:
+		return "System"
+	case RoleTool:
+		return "Tool"
+	}
+	return string(r)
+}
+
 // Kind marks messages that carry a role but are not what the role suggests:
 // a user-role agent note or compaction summary is not a turn the user took.
 // whycodes does not have the field; it ignores it on load.

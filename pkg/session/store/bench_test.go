@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 // One append (read metadata and head, write one node and the metadata) in an
@@ -112,32 +113,20 @@ func exportSession(b *testing.B) (dir, id string, size int64) {
 	return dir, id, size
 }
 
-// An export to markdown from an open store: written from the stored JSON
-// (what wc-export does), and decoded to messages first (what it did).
+// An export to markdown from an open store, as wc-export does it: the path
+// read and decoded a batch ahead, each message rendered.
 func BenchmarkExportMarkdown(b *testing.B) {
 	dir, id, size := exportSession(b)
 	s := open(b, dir, Read)
 	defer mustClose(b, s)
-	b.Run("stored", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			mw := session.NewMarkdownWriter(io.Discard)
-			if err := s.PathRaw(id, 4000, mw.StoredNode); err != nil {
-				b.Fatal(err)
-			}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		mw := render.NewMarkdownWriter(io.Discard)
+		if err := s.Path(id, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("decoded", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			mw := session.NewMarkdownWriter(io.Discard)
-			if err := s.Path(id, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // What wc-append costs through a warm resident process, besides starting

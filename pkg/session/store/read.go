@@ -289,20 +289,6 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	return client.DecodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
 }
 
-// PathRaw calls fn with the stored value of each node from the root to
-// head, in order: what Path decodes, for a caller that reads it better
-// itself (session.MarkdownWriter.StoredNode). raw is valid only during fn.
-// The store is read on a goroutine of its own, a batch ahead of fn. When fn
-// finds a value malformed (a *session.InvalidError), PathRaw reports the
-// session damaged, as Path does; fn's other errors are returned as is.
-func (s *Store) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
-	key, err := parseID(id)
-	if err != nil {
-		return err
-	}
-	return client.ReadAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
-}
-
 // pathRaw calls fn with the stored value of each node from the root to
 // head, in order; raw is valid only during fn, and fn's error is returned
 // as is. A session whose head has depth head has never branched nor lost a

@@ -85,16 +85,6 @@ func checkReads(t *testing.T, s *Store, id string, head uint64, want []session.N
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("path:\n got %+v\nwant %+v", got, want)
 	}
-	i := 0
-	if err := s.PathRaw(id, head, func(seq uint64, raw []byte) error {
-		if w := session.EncodeNode(&want[i]); seq != want[i].Seq || !bytes.Equal(raw, w) {
-			t.Errorf("raw path node %d: %s\nwant %d: %s", seq, raw, want[i].Seq, w)
-		}
-		i++
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	bySeq := map[uint64][]byte{}
 	if err := s.Nodes(id, func(seq uint64, raw []byte) error { bySeq[seq] = bytes.Clone(raw); return nil }); err != nil {
 		t.Fatal(err)
@@ -363,7 +353,7 @@ func TestRepeatsBrokenReference(t *testing.T) {
 		if _, err := s.Node(id, 4); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: node: %v", name, err)
 		}
-		err := s.PathRaw(id, 5, func(uint64, []byte) error { return nil })
+		err := s.Path(id, 5, func(*session.Node) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), "is damaged") {
 			t.Errorf("%s: path: %v", name, err)
 		}

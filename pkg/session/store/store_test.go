@@ -519,7 +519,6 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 		same("Walk", empty.Walk(ref, 0, 0, nil), st.Walk(ref, 0, 0, nil))
 		same("Nodes", empty.Nodes(ref, nil), st.Nodes(ref, nil))
 		same("Path", empty.Path(ref, 1, nil), st.Path(ref, 1, nil))
-		same("PathRaw", empty.PathRaw(ref, 1, nil), st.PathRaw(ref, 1, nil))
 		_, got = empty.Blob(ref, sum)
 		_, want = st.Blob(ref, sum)
 		same("Blob", got, want)

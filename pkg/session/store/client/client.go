@@ -485,17 +485,6 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 	}, fn)
 }
 
-// PathRaw implements Handle.
-func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
-	key, err := ParseID(id)
-	if err != nil {
-		return err
-	}
-	return ReadAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&Request{Op: "path", ID: id, Seq: head}, true, emit)
-	}, fn)
-}
-
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	return c.stream(listingReq(q, false), false, func(_ uint64, v []byte) error {

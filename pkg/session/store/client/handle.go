@@ -24,7 +24,6 @@ type Handle interface {
 	Walk(id string, from uint64, max int, fn func(*session.Node) bool) error
 	Nodes(id string, fn func(seq uint64, raw []byte) error) error
 	Path(id string, head uint64, fn func(*session.Node) error) error
-	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
 	ListInfo(q ListQuery, fn func(*session.Info) error) error
 	// ListJSON is ListInfo with each session's info as one line of JSON
 	// (AppendSummaryJSON, without the newline), valid only during fn.
