@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,16 +30,7 @@ func TestInterruptedBatch(t *testing.T) {
 			fmt.Sprintf(`{"role":"tool","tool_call_id":"t%d","content":"%s"}`, i, body))
 	}
 	share := []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
-	dir := t.TempDir()
-	args := []string{"--import", "native"}
-	for i := 0; i < 300; i++ {
-		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
-		if err := os.WriteFile(f, share, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, f)
-	}
-	create := exec.Command(filepath.Join(bin, "wc-new"), args...)
+	create := exec.Command(filepath.Join(bin, "wc-new"), tooltest.ImportArgs(t, 300, share)...)
 	create.Env = env
 	out, err := create.Output()
 	if err != nil {

@@ -73,7 +73,8 @@ A batch (--all, or more than one session) opens the store once, in this process 
 		{Text: "Re-compact a project's sessions from cron:", Command: `wc-ls --project ~/src/app | wc-compact --max-tokens 100000 --spill`},
 		{Text: "Undo the last compaction:", Command: `wc-branch 3f2a switch pre-compact-1`},
 	},
-	Exits: []tool.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`}},
+	Exits: []tool.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`},
+		{Code: 130, Text: "A batch was interrupted by SIGINT (143: SIGTERM, 129: SIGHUP) between two sessions; the sessions done are printed, the others are untouched (see SIGNALS)."}},
 	Differences: []tool.Difference{
 		{Whycodes: "compact() drops the oldest messages up to any position, so a tool result can lose its call and the user message of a long turn goes first.",
 			Wc:   "cuts only where no tool result loses its call, and keeps the turn's user message after the summary unless only dropping it too meets the budget: a result without its call is invalid input for every provider.",

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/render"
-	"github.com/wctoolkit/wc/pkg/session/request"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -15,6 +13,9 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/render"
+	"github.com/wctoolkit/wc/pkg/session/request"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -24,6 +25,11 @@ func export(c *tool.Ctx) error {
 	run, err := pickFormat(c)
 	if err != nil {
 		return err
+	}
+	var backup *session.BackupWriter
+	if c.String("format") == "backup" && !c.IsSet("blob") {
+		backup = session.NewBackupWriter(c.Out())
+		run = func(c *tool.Ctx, st client.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
 	}
 	refs, err := c.Refs()
 	if err != nil {
@@ -37,10 +43,11 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// HTML is one page, whatever the sessions, each in it once; the text
-	// of several sessions is set apart, as head(1) sets files apart.
+	// HTML is one page, whatever the sessions, each in it once; a backup
+	// holds each once too, or it would not restore under the same ids. The
+	// text of several sessions is set apart, as head(1) sets files apart.
 	page := c.String("format") == "html" && !c.IsSet("blob")
-	if page {
+	if page || backup != nil {
 		seen := map[string]bool{}
 		ids = slices.DeleteFunc(ids, func(id string) bool {
 			dup := seen[id]
@@ -70,8 +77,11 @@ func export(c *tool.Ctx) error {
 			return err
 		}
 	}
-	if page {
+	switch {
+	case page:
 		return format.WriteHTMLEnd(c.Out())
+	case backup != nil:
+		return backup.End() // only once every session is whole
 	}
 	return nil
 }
@@ -117,7 +127,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 	case "jsonl":
 		return exportNodes, nil
 	case "backup":
-		return exportBackup, nil
+		return nil, nil // export writes it, through one writer for all the sessions
 	case "markdown", "md":
 		return exportMarkdown, nil
 	case "text":
@@ -228,7 +238,7 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 			return err
 		})
 	}
-	_, err := writeTree(c, st, m)
+	_, err := writeTree(c.Out(), st, m)
 	return err
 }
 
@@ -236,7 +246,7 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // which node is the head and which the branches end at ("" for an unnamed
 // one), so that importing them makes the same session. It returns the
 // blobs the nodes point at.
-func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, error) {
+func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, error) {
 	names := m.BranchNames()
 	var line []byte
 	var blobs [][32]byte
@@ -255,7 +265,7 @@ func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, erro
 			}
 		}
 		line = session.AppendNodeLine(line[:0], m.ID, &n, n.Seq == m.Head, names[n.Seq])
-		_, err = c.Out().Write(line)
+		_, err = w.Write(line)
 		return err
 	})
 	return blobs, err
@@ -265,15 +275,14 @@ func writeTree(c *tool.Ctx, st client.Handle, m *session.Meta) ([][32]byte, erro
 // reads it back): its metadata, every node as a tree's jsonl line, and the
 // blobs they point at. A pointer to no blob the store holds (text that
 // only looks like one) has none to save.
-func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	if _, err := c.Out().Write(session.AppendBackupHeader(nil, m)); err != nil {
+func exportBackup(w *session.BackupWriter, st client.Handle, m *session.Meta) error {
+	if err := w.Header(m); err != nil {
 		return err
 	}
-	blobs, err := writeTree(c, st, m)
+	blobs, err := writeTree(w, st, m)
 	if err != nil {
 		return err
 	}
-	var line []byte
 	for _, sum := range blobs {
 		data, err := st.Blob(m.ID, sum)
 		if errors.Is(err, client.ErrNotFound) {
@@ -282,8 +291,7 @@ func exportBackup(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		if err != nil {
 			return err
 		}
-		line = session.AppendBackupBlob(line[:0], m.ID, data)
-		if _, err := c.Out().Write(line); err != nil {
+		if err := w.Blob(m.ID, data); err != nil {
 			return err
 		}
 	}
@@ -317,10 +325,31 @@ func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // store is opened.
 func requestExporter(c *tool.Ctx) (exporter, error) {
 	opt := request.Options{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
+	var build func(string, []session.Message, request.Options) ([]byte, error)
+	var api string
+	var hottest float64
+	toolName := request.AnthropicToolName
+	switch c.String("provider") {
+	case "anthropic":
+		build, api, hottest = request.Anthropic, "the Messages API", 1
+	case "openai":
+		build, api, hottest, toolName = request.OpenAI, "the Chat Completions API", 2, request.OpenAIToolName
+	case "":
+		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
+	default:
+		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
+	}
+	if opt.Model == "" { // both APIs require it
+		return nil, tool.Usagef("--format request needs --model, the model to ask").
+			WithHint("as the provider names it: --model claude-sonnet-4-5, --model gpt-4.1")
+	}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
 		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
 			return nil, tool.Usagef("--temperature %s is not a temperature", c.String("temperature"))
+		}
+		if t > hottest {
+			return nil, tool.Usagef("--temperature %s is past %g, the most %s takes", c.String("temperature"), hottest, api)
 		}
 		opt.Temperature = &t
 	}
@@ -332,6 +361,9 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		if err := format.CheckTools(data); err != nil {
 			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
 		}
+		if err := request.CheckTools(data, toolName); err != nil {
+			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
+		}
 		opt.Tools = data
 	}
 	switch {
@@ -341,17 +373,6 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 		opt.Trailing = request.TrailingKeep
 	case c.Bool("no-prefill"):
 		opt.Trailing = request.TrailingDrop
-	}
-	var build func(string, []session.Message, request.Options) ([]byte, error)
-	switch c.String("provider") {
-	case "anthropic":
-		build = request.Anthropic
-	case "openai":
-		build = request.OpenAI
-	case "":
-		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
-	default:
-		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
 	}
 	return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 		var msgs []session.Message

@@ -45,7 +45,8 @@ var spec = tool.Spec{
             for curl (see Request bodies below)
   backup    everything the session holds, for wc-new --restore: its
             metadata as stored, every node as a --tree line, and the
-            spilled tool output its messages point at (see BACKUP)
+            spilled tool output its messages point at; each session
+            once, however often it is named (see BACKUP)
 
 The share. whycodes loads every share wc writes with its own serde types, and wc-new --import native reads it back without losing a byte: after wc-export | wc-new --import native, wc-export --format jsonl --tree prints the same lines, but for the session id. A whycodes load keeps the session's id, title, title_source, system_prompt, project_path, created_at, updated_at, usage, cost, edit_stats, checkpoint (keep_until, goal, started_at), last_rewind_report, stream_rules and branches, and of each message its role, tool_call_id, name, created_at and content, of which whycodes knows text, image (a base64 or url source), tooluse, toolresult (a string), thinking and redacted_thinking blocks. What it cannot load goes in members its serde skips, which only wc reads back:
 
@@ -69,7 +70,7 @@ The share. whycodes loads every share wc writes with its own serde types, and wc
 
 wc-new --import native refuses (65) a title_source other than default, heuristic, generated and manual (one an older wc stored is exported as the one wc infers from the title), a time that is not RFC 3339 with a full stop before any fraction of a second (what chrono reads), and a wc_tree that does not match the share's paths. In every input a lone surrogate escape (\ud800 without its other half) inside JSON that wc keeps as it came becomes \ufffd, as encoding/json reads it: serde_json and jq refuse such a string.
 
-Request bodies. --format request --provider anthropic (Messages API) or openai (Chat Completions) prints a body for curl, made from a copy of the active path; the stored transcript is never changed. The copy keeps each provider's structural rules, which wc's tests check on every imported fixture, every generated session and the fuzz corpus. Anthropic:
+Request bodies. --format request --provider anthropic (Messages API) or openai (Chat Completions) --model MODEL prints a body for curl, made from a copy of the active path; the stored transcript is never changed. Both APIs require the model: without --model the format is a usage error (2), as is a --temperature past the API's range (1 for anthropic, 2 for openai). A --tools file is refused (65) when the API would refuse it: a tool that is not an object or has no name, a name twice, a name of other characters than letters, digits, "_" and "-" or longer than the API takes (128 characters for anthropic, 64 for openai), a schema that is not an object. The copy keeps each provider's structural rules, which wc's tests check on every imported fixture, every generated session and the fuzz corpus. Anthropic:
 
   - the system prompt, with every system message, is the top-level
     "system"; messages are "user" or "assistant" and alternate from
@@ -129,7 +130,7 @@ An image or document a provider cannot take (a file source, an unsupported media
 
 With --blob SHA256, wc-export prints the tool output that wc-compact --spill moved out of the transcript, exactly as it was. Of the formats only backup carries those bodies: share JSON and JSONL keep the wc-blob: pointers alone.
 
-BACKUP. wc-ls | wc-export --format backup > FILE backs up every session, and wc-new --restore FILE puts them back, each with its id, its nodes and their seqs, its branches, checkpoint, usage, cost and times, and its blobs, so that every export of a restored session is byte for byte what it was. A backup is one JSON object a line, each with the session's "id": first the session's line {"id","backup":1,"meta"} (meta is the session's stored metadata), then one line per node as --format jsonl --tree writes them, then {"id","blob":SHA256,"data":BASE64} for each blob its messages point at. Share JSON (--format json) is what whycodes reads; a backup is for wc alone.
+BACKUP. wc-ls | wc-export --format backup > FILE backs up every session, and wc-new --restore FILE puts them back, each with its id, its nodes and their seqs, its branches, checkpoint, usage, cost and times, and its blobs, so that every export of a restored session is byte for byte what it was. A backup is one JSON object a line, each with the session's "id": first the session's line {"id","backup":2,"meta"} (meta is the session's stored metadata), then one line per node as --format jsonl --tree writes them, then {"id","blob":SHA256,"data":BASE64} for each blob its messages point at; after the last session, {"backup_end":{"sessions":N,"sha256":SHA256}} closes the backup with the sha256 of every byte before it, written only once every session is whole, so that wc-new --restore refuses a backup cut short (an export that failed or was interrupted, a full disk) or changed. Backups written one after the other into a file restore as one. Share JSON (--format json) is what whycodes reads; a backup is for wc alone.
 
 Exports read the store under a shared lock, so any number run side by side. Unlike the commands that write, wc-export prints as it reads: what it reads is on disk already. Output that stdout does not take at once (a pager nobody scrolls) waits in memory, then in an unlinked temporary file under TMPDIR, so that a slow reader never holds the lock, and other commands, back.
 

@@ -37,7 +37,7 @@ A session still on its placeholder title (a legacy "New session - …" or "proje
 		{Text: "The ten sessions touched last:", Command: `wc-ls -n 10`},
 		{Text: "Titles of this project's sessions from the last week:", Command: `wc-ls --project . --since 7d | jq -r .title`},
 		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
-		{Text: "Remove the empty sessions that failed pipelines left:", Command: `wc-ls --empty | wc-rm`},
+		{Text: "Remove the empty sessions that failed pipelines left, an hour old at least (a running pipeline's is empty too):", Command: `wc-ls --empty --until 1h | wc-rm --if-unchanged`},
 	},
 	Differences: []tool.Difference{
 		{Whycodes: "listing saves the upgraded title of a session still on its placeholder.",

@@ -46,7 +46,7 @@ A native share keeps everything (title, times, usage, cost, branches, and the me
 
 Each import records its source: its format, the source's own session id and the file's absolute path, which every command's output and wc-ls rows carry as "source_format", "source_id" and "source_path". A source imported before (the same format and source id; for a source without an id, the same file) is not imported again: its line is the stored session's, with "existing":true. With --update the stored session gains what the source gained since (the messages past the part both share, with their usage; a source rewound or compacted since keeps the old path as a branch, while a reply the agent was still writing when the file was read is completed in place of its partial copy, which no branch keeps), and the line says how many messages were "added"; a cron job that runs "wc-new --update ~/.claude/projects" keeps a store in step with Claude Code. --again imports a new copy all the same.
 
-With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and its sessions come back whole: their ids, nodes and seqs, branches, checkpoints, usage, cost, times and spilled tool output, so that every export of a restored session is byte for byte what it was when backed up. A session whose id is in the store already is refused (status 1) and nothing is restored; --new-ids restores every session under a new id instead, and its line's "restored_from" is the id in the backup. Every file is read and checked before the store is opened, then read again as its sessions are committed one by one, so a backup is never held whole in memory (stdin is, up to 1 GiB).`,
+With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and its sessions come back whole: their ids, nodes and seqs, branches, checkpoints, usage, cost, times and spilled tool output, so that every export of a restored session is byte for byte what it was when backed up. A session whose id is in the store already is refused (status 1) and nothing is restored; --new-ids restores every session under a new id instead, and its line's "restored_from" is the id in the backup. Every file is read and checked before the store is opened, then read again as its sessions are committed one by one, so a backup is never held whole in memory (stdin is, up to 1 GiB). A backup that does not end with its end line, or whose bytes do not match the sha256 that line holds, was cut short or changed: it is refused (65) and nothing is restored. (Backups of wc before the end line, "backup":1, are read without it.)`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "project `DIR` the session belongs to (default: the current directory)"},
@@ -72,8 +72,8 @@ With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and
 			Command: `wc-export 3f2a --format json | wc-new --import native --again`},
 		{Text: "Keep a store in step with every Claude Code session, from cron:",
 			Command: `wc-new --update ~/.claude/projects | jq -c 'select(.added > 0) | {id, title, added}'`},
-		{Text: "Restore a backup of every session (wc-ls | wc-export > backup.ndjson) into another store:",
-			Command: `wc-new --store ~/restored backup.ndjson | jq -r .title`},
+		{Text: "Copy every session, as shares (wc-ls | wc-export > shares.ndjson), into another store under new ids:",
+			Command: `wc-new --store ~/copies shares.ndjson | jq -r .title`},
 		{Text: "Back up every session losslessly, and restore them, ids and spilled output included, into another store:",
 			Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup | jq -r .title"},
 	},

@@ -18,17 +18,20 @@ With --purge and no SESSION (no arguments, and stdin a terminal or empty), wc-rm
 
 With --dry-run, wc-rm prints the info lines of the sessions it would remove and changes nothing.
 
-To find what to remove: wc-ls --until 90d lists the sessions not updated for 90 days, and wc-ls --empty the sessions without a single message, such as those a pipeline that failed after wc-new left behind.`,
+With --if-unchanged, a reference that comes in a row a wc command printed (a line of wc-ls, wc-new or wc-append) removes its session only if the session is still as the row saw it: its updated_at, head and message_count. A session that changed in between (a pipeline appended to it after wc-ls listed it as empty) is refused with status 1, and nothing is removed: list the sessions again. A plain id or prefix removes the session as it is. Without it, a row names its session whatever the session holds now, as a saved "wc-new > s.json" does.
+
+To find what to remove: wc-ls --until 90d lists the sessions not updated for 90 days, and wc-ls --empty the sessions without a single message, such as those a pipeline that failed after wc-new left behind. A pipeline that is running has an empty session too, between its wc-new and its first wc-append: wc-ls --empty --until 1h leaves those alone, and --if-unchanged spares one that a pipeline wrote to after wc-ls listed it.`,
 	Flags: func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "remove nothing; print the sessions that would be removed"},
 			&cli.BoolFlag{Name: "purge", Usage: "then rewrite the store, so that no byte of the removed sessions stays in its files"},
+			&cli.BoolFlag{Name: "if-unchanged", Usage: "remove nothing if a session named by a row (a line of wc-ls) has changed since the row was printed"},
 		}
 	},
 	Examples: []tool.Example{
 		{Text: "Remove one session:", Command: `wc-rm 3f2a`},
-		{Text: "See, then remove, the sessions not touched for 90 days:", Command: "wc-ls --until 90d | wc-rm --dry-run\nwc-ls --until 90d | wc-rm"},
-		{Text: "Remove the empty sessions failed pipelines left:", Command: `wc-ls --empty | wc-rm`},
+		{Text: "See, then remove, the sessions not touched for 90 days (from cron: sparing one touched meanwhile):", Command: "wc-ls --until 90d | wc-rm --dry-run\nwc-ls --until 90d | wc-rm --if-unchanged"},
+		{Text: "Remove the empty sessions failed pipelines left (an hour old at least, so that no pipeline still running loses its session):", Command: `wc-ls --empty --until 1h | wc-rm --if-unchanged`},
 		{Text: "Remove a session that holds a pasted secret, and every trace of it in the store's files:", Command: `wc-ls --grep 'sk-live-' | wc-rm --purge`},
 	},
 	Action: remove,

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
@@ -11,9 +14,13 @@ import (
 
 func remove(c *tool.Ctx) error {
 	dryRun, purge := c.Bool("dry-run"), c.Bool("purge")
-	refs, err := removalRefs(c, purge)
+	rows, err := removalRefs(c, purge)
 	if err != nil {
 		return err
+	}
+	refs := make([]string, len(rows))
+	for i, r := range rows {
+		refs[i] = r.Ref
 	}
 	var st client.Handle
 	switch {
@@ -35,7 +42,7 @@ func remove(c *tool.Ctx) error {
 	// stops the removal before it starts.
 	var metas []session.Meta
 	seen := map[string]bool{}
-	for _, id := range ids {
+	for i, id := range ids {
 		if seen[id] {
 			continue
 		}
@@ -43,6 +50,11 @@ func remove(c *tool.Ctx) error {
 		m, err := st.Meta(id)
 		if err != nil {
 			return err
+		}
+		if c.Bool("if-unchanged") {
+			if err := unchanged(rows[i].Row, &m); err != nil {
+				return err
+			}
 		}
 		metas = append(metas, m)
 	}
@@ -66,11 +78,38 @@ func remove(c *tool.Ctx) error {
 	return nil
 }
 
+// unchanged refuses to remove a session that has changed since the row
+// its reference came in (a line of wc-ls, say) was printed: what the row
+// says of its updated_at, head and message_count is what the store says.
+// Between "wc-ls --empty" and "wc-rm" a pipeline may append to a session.
+// It is asked for (--if-unchanged): a row kept as a handle on a session
+// ("wc-new > s.json", then work on it) names it whatever it now holds.
+func unchanged(row gjson.Result, m *session.Meta) error {
+	info := m.Info()
+	var differs string
+	if u := row.Get("updated_at"); u.Type == gjson.String && u.Str != info.UpdatedAt {
+		differs = fmt.Sprintf("its updated_at is %s, the row's %s", info.UpdatedAt, u.Str)
+	}
+	for _, f := range []struct {
+		name string
+		now  uint64
+	}{{"head", info.Head}, {"message_count", info.MessageCount}} {
+		if v, ok := session.WholeNumber(row.Get(f.name)); row.Get(f.name).Type == gjson.Number && (!ok || v != f.now) {
+			differs = fmt.Sprintf("its %s is %d, the row's %s", f.name, f.now, row.Get(f.name).Raw)
+		}
+	}
+	if differs == "" {
+		return nil
+	}
+	return (&tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("session %s changed since it was listed (%s); nothing was removed", m.ID[:8], differs)}).
+		WithHint("list the sessions again, and remove those still to go")
+}
+
 // removalRefs are the sessions to remove. With --purge there may be none:
 // no arguments, and stdin a terminal or empty.
-func removalRefs(c *tool.Ctx, purge bool) ([]string, error) {
+func removalRefs(c *tool.Ctx, purge bool) ([]tool.RefRow, error) {
 	if !purge || c.Args().Len() > 0 {
-		return c.Refs()
+		return c.RefRows()
 	}
 	if c.StdinIsTerminal() {
 		return nil, nil
@@ -79,5 +118,5 @@ func removalRefs(c *tool.Ctx, purge bool) ([]string, error) {
 	if err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return nil, err
 	}
-	return c.StdinRefs()
+	return c.StdinRefRows()
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -18,20 +19,83 @@ import (
 // A backup (wc-export --format backup) holds everything a session holds,
 // one JSON object a line, each with the session's "id":
 //
-//	{"id":ID,"backup":1,"meta":META}           first: the stored metadata
+//	{"id":ID,"backup":2,"meta":META}           first: the stored metadata
 //	{"id":ID,"seq":N,"parent":P,"message":M}  every node, in seq order
 //	{"id":ID,"blob":SHA256,"data":BASE64}      every blob its nodes point at
 //
+// and, after the last session, one line that closes the backup:
+//
+//	{"backup_end":{"sessions":N,"sha256":SHA256}}
+//
+// with the sha256 of every byte before it (since the previous end line,
+// when backups are concatenated). Without it a backup cut short between
+// two sessions, or in a session's blob lines, would read as a whole one
+// of fewer sessions or blobs.
+//
 // The node lines are the lines of wc-export --format jsonl --tree (their
 // "head" and "branches" members are informative: the metadata says).
-// Restoring one (ReadBackup) gives the session back with its id, its seqs,
-// its metadata and its blobs, so that every export of it is what it was.
+// Restoring one (BackupReader) gives the session back with its id, its
+// seqs, its metadata and its blobs, so that every export of it is what it
+// was.
 
-// BackupVersion is the "backup" member of a backup's first line.
-const BackupVersion = 1
+// BackupVersion is the "backup" member of a backup's first line. Version 1
+// backups (wc before the end line) have none, and are read without it.
+const BackupVersion = 2
+
+// maxBackupSeq bounds a restored session's next seq: beyond 2^53 JSON
+// readers lose its digits, and near 2^64 the next append would overflow.
+const maxBackupSeq = 1 << 53
 
 // maxBackupLine bounds a line of a backup: a blob of up to 64 MB in base64.
 const maxBackupLine = 96 << 20
+
+// BackupWriter writes a backup to w: each session's lines, then End.
+type BackupWriter struct {
+	w        io.Writer
+	sum      hash.Hash
+	sessions int
+	line     []byte
+}
+
+// NewBackupWriter writes a backup to w.
+func NewBackupWriter(w io.Writer) *BackupWriter {
+	return &BackupWriter{w: w, sum: sha256.New()}
+}
+
+// Write writes lines of the session that Header began: its node lines.
+func (b *BackupWriter) Write(p []byte) (int, error) {
+	b.sum.Write(p)
+	return b.w.Write(p)
+}
+
+// Header begins the lines of session m.
+func (b *BackupWriter) Header(m *Meta) error {
+	b.sessions++
+	b.line = AppendBackupHeader(b.line[:0], m)
+	_, err := b.Write(b.line)
+	return err
+}
+
+// Blob writes the line of the blob data of session id.
+func (b *BackupWriter) Blob(id string, data []byte) error {
+	b.line = AppendBackupBlob(b.line[:0], id, data)
+	_, err := b.Write(b.line)
+	return err
+}
+
+// End writes the line that closes the backup.
+func (b *BackupWriter) End() error {
+	_, err := b.w.Write(appendBackupEnd(nil, b.sessions, b.sum.Sum(nil)))
+	return err
+}
+
+func appendBackupEnd(dst []byte, sessions int, sum []byte) []byte {
+	dst = append(dst, `{"backup_end":{"sessions":`...)
+	dst = strconv.AppendInt(dst, int64(sessions), 10)
+	dst = append(dst, `,"sha256":"`...)
+	dst = hex.AppendEncode(dst, sum)
+	return append(dst, "\"}}\n"...)
+}
 
 // AppendBackupHeader appends a backup's first line for m.
 func AppendBackupHeader(dst []byte, m *Meta) []byte {
@@ -81,21 +145,39 @@ func IsBackup(data []byte) bool {
 // seq order below the session's next seq, the head, branches and
 // checkpoint on nodes it holds, each blob matching its sha256. Errors are
 // *InvalidError naming the line.
+//
+// A version 2 backup must end with its end line, whose session count and
+// sha256 must be those of the lines before it.
 type BackupReader struct {
 	r    *bufio.Reader
 	line int
 	next []byte // a line read ahead: the next session's first
 	err  error
+	// Since the last end line: the sha256 of every byte read, the sum
+	// before the end line just read, the sessions, and whether one is of
+	// a version that needs the end line.
+	sum      hash.Hash
+	sumAtEnd []byte
+	sessions int
+	needEnd  bool
 }
 
 // NewBackupReader reads a backup from r.
 func NewBackupReader(r io.Reader) *BackupReader {
-	return &BackupReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &BackupReader{r: bufio.NewReaderSize(r, 64<<10), sum: sha256.New()}
 }
 
 // Next returns the next session, or io.EOF after the last.
 func (b *BackupReader) Next() (*Restored, error) {
 	first, err := b.readLine()
+	for err == nil && b.sumAtEnd != nil {
+		if err = b.end(first); err == nil {
+			first, err = b.readLine()
+		}
+	}
+	if errors.Is(err, io.EOF) && b.needEnd {
+		return nil, &InvalidError{Msg: "the backup ends before its end line: it was cut short"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +186,18 @@ func (b *BackupReader) Next() (*Restored, error) {
 	switch version := v.Get("backup"); {
 	case !version.Exists() || !v.Get("meta").IsObject():
 		return nil, b.errorf("a session's backup must begin with its metadata line ({\"id\",\"backup\",\"meta\"})")
-	case version.Raw != strconv.Itoa(BackupVersion):
+	case version.Raw == strconv.Itoa(BackupVersion):
+		b.needEnd = true
+	case version.Raw != "1":
 		return nil, b.errorf("backup version %s is not one this wc reads (%d)", version.Raw, BackupVersion)
 	}
+	b.sessions++
 	m, err := DecodeMeta([]byte(v.Get("meta").Raw))
 	if err != nil || v.Get("id").Type != gjson.String || m.ID != id {
 		return nil, b.errorf("the metadata of session %q is malformed", id)
+	}
+	if m.NextSeq > maxBackupSeq {
+		return nil, b.errorf("session %s: its next_seq %d is past 2^53", id, m.NextSeq)
 	}
 	s := &Restored{Meta: m}
 	nodes := map[uint64]int{} // seq -> index in s.Nodes
@@ -124,7 +212,7 @@ func (b *BackupReader) Next() (*Restored, error) {
 			return nil, err
 		}
 		line := gjson.ParseBytes(raw)
-		if line.Get("id").Str != id || line.Get("backup").Exists() {
+		if b.sumAtEnd != nil || line.Get("id").Str != id || line.Get("backup").Exists() {
 			b.next = raw // the next session's
 			b.line--
 			break
@@ -162,6 +250,24 @@ func (b *BackupReader) Next() (*Restored, error) {
 	return s, nil
 }
 
+// end checks the end line just read against what came before it.
+func (b *BackupReader) end(line []byte) error {
+	v := gjson.GetBytes(line, "backup_end")
+	sessions, ok := WholeNumber(v.Get("sessions"))
+	want, err := hex.DecodeString(v.Get("sha256").Str)
+	switch {
+	case !ok || err != nil || len(want) != sha256.Size:
+		return b.errorf(`a backup's end line is {"backup_end":{"sessions":N,"sha256":SHA256}}`)
+	case sessions != uint64(b.sessions):
+		return b.errorf("the end line counts %d sessions, the backup holds %d", sessions, b.sessions)
+	case !bytes.Equal(want, b.sumAtEnd):
+		return b.errorf("the backup's sha256 does not match its end line: it was changed or cut")
+	}
+	b.sum.Reset()
+	b.sumAtEnd, b.sessions, b.needEnd = nil, 0, false
+	return nil
+}
+
 func (b *BackupReader) errorf(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf("line %d: ", b.line) + fmt.Sprintf(format, args...)}
 }
@@ -195,6 +301,7 @@ func (b *BackupReader) readLine() ([]byte, error) {
 			break
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
+			b.sum.Write(line)
 			if b.err != nil {
 				return nil, b.err
 			}
@@ -210,6 +317,11 @@ func (b *BackupReader) readLine() ([]byte, error) {
 		}
 		if !gjson.ValidBytes(line) || !gjson.ParseBytes(line).IsObject() {
 			return nil, b.errorf("not a JSON object")
+		}
+		if gjson.GetBytes(line, "backup_end").Exists() {
+			b.sumAtEnd = b.sum.Sum(nil) // the end line is not its own sum's
+		} else {
+			b.sum.Write(line)
 		}
 		return line, nil
 	}

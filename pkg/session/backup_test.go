@@ -2,9 +2,13 @@ package session_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -12,18 +16,20 @@ import (
 
 // writeBackup writes sessions as wc-export --format backup does.
 func writeBackup(sessions []*session.Restored) []byte {
-	var out []byte
+	var out bytes.Buffer
+	w := session.NewBackupWriter(&out)
 	for _, s := range sessions {
-		out = session.AppendBackupHeader(out, &s.Meta)
+		w.Header(&s.Meta)
 		names := s.Meta.BranchNames()
 		for i := range s.Nodes {
-			out = session.AppendNodeLine(out, s.Meta.ID, &s.Nodes[i], s.Nodes[i].Seq == s.Meta.Head, names[s.Nodes[i].Seq])
+			w.Write(session.AppendNodeLine(nil, s.Meta.ID, &s.Nodes[i], s.Nodes[i].Seq == s.Meta.Head, names[s.Nodes[i].Seq]))
 		}
 		for _, b := range s.Blobs {
-			out = session.AppendBackupBlob(out, s.Meta.ID, b.Data)
+			w.Blob(s.Meta.ID, b.Data)
 		}
 	}
-	return out
+	w.End()
+	return out.Bytes()
 }
 
 func readBackup(data []byte) ([]*session.Restored, error) {
@@ -41,6 +47,7 @@ func readBackup(data []byte) ([]*session.Restored, error) {
 	}
 }
 
+// backupSeed is a backup of version 1, which has no end line.
 const backupSeed = `{"id":"3f2a9c1e-0000-4000-8000-000000000001","backup":1,"meta":{"id":"3f2a9c1e-0000-4000-8000-000000000001","title":"t","title_source":"manual","system_prompt":"be terse","project_path":"/p","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:01:00Z","usage":{"input_tokens":5,"output_tokens":1},"cost":{"usd":0.5,"unpriced_steps":1},"edit_stats":{"added":0,"removed":0,"approximate":false},"checkpoint":{"keep_until":1,"seq":1,"goal":"g","started_at":"2026-01-01T00:00:30Z"},"stream_rules":{"turn":1,"fired":null},"head":3,"next_seq":5,"branches":[{"name":"old","seq":2}],"message_count":2,"user_message_count":1,"tokens":26,"system_tokens":2}}
 {"id":"3f2a9c1e-0000-4000-8000-000000000001","seq":1,"parent":0,"message":{"role":"user","content":"hi"}}
 {"id":"3f2a9c1e-0000-4000-8000-000000000001","seq":2,"parent":1,"branches":["old"],"message":{"role":"assistant","content":"full output saved: wc-blob:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}}
@@ -68,8 +75,47 @@ func TestBackupRead(t *testing.T) {
 	if s.Meta.MessageCount != 2 || s.Meta.Tokens != s.Nodes[2].Tokens+s.Meta.SystemTokens {
 		t.Errorf("counts = %d messages, %d tokens", s.Meta.MessageCount, s.Meta.Tokens)
 	}
-	if again := writeBackup(got); string(again) != backupSeed {
-		t.Errorf("written again:\n%s\nwant\n%s", again, backupSeed)
+	// Written again, it is the same but for the version and the end line.
+	again := writeBackup(got)
+	body, end, _ := bytes.Cut(again, []byte(`{"backup_end":`))
+	if want := strings.ReplaceAll(backupSeed, `"backup":1,`, `"backup":2,`); string(body) != want {
+		t.Errorf("written again:\n%s\nwant\n%s", body, want)
+	}
+	sum := sha256.Sum256(body)
+	if want := `{"sessions":2,"sha256":"` + hex.EncodeToString(sum[:]) + "\"}}\n"; string(end) != want {
+		t.Errorf("end line %s, want %s", end, want)
+	}
+}
+
+// A version 2 backup cut at any line, or changed in any line, is refused:
+// a reader never takes it for a whole backup of fewer sessions, nodes or
+// blobs. Two whole backups one after the other read as one.
+func TestBackupCutOrChanged(t *testing.T) {
+	sessions, err := readBackup([]byte(backupSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := writeBackup(sessions)
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	for n := 1; n < len(lines)-1; n++ { // the last is empty
+		cut := bytes.Join(lines[:n], nil)
+		if _, err := readBackup(cut); !isInvalid(err) {
+			t.Errorf("cut after line %d of %d: %v", n, len(lines)-1, err)
+		}
+		changed := bytes.Join(slices.Delete(slices.Clone(lines), n-1, n), nil)
+		if _, err := readBackup(changed); !isInvalid(err) {
+			t.Errorf("line %d left out: %v", n, err)
+		}
+		edited := bytes.Clone(whole)
+		at := len(bytes.Join(lines[:n-1], nil)) + bytes.Index(lines[n-1], []byte(`"t`)) + 2
+		edited[at] ^= 1 // a letter of a member name, or of a value
+		if _, err := readBackup(edited); !isInvalid(err) {
+			t.Errorf("line %d changed: %v", n, err)
+		}
+	}
+	twice, err := readBackup(append(bytes.Clone(whole), whole...))
+	if err != nil || len(twice) != 2*len(sessions) {
+		t.Errorf("two backups in a row: %d sessions, %v", len(twice), err)
 	}
 }
 
@@ -95,4 +141,13 @@ func FuzzBackup(f *testing.F) {
 			t.Fatalf("written again, it reads otherwise")
 		}
 	})
+}
+
+// A next seq past 2^53 is refused: the session's next append would
+// overflow it.
+func TestBackupNextSeqBound(t *testing.T) {
+	huge := strings.Replace(backupSeed, `"next_seq":5`, `"next_seq":18446744073709551615`, 1)
+	if _, err := readBackup([]byte(huge)); !isInvalid(err) || !strings.Contains(err.Error(), "next_seq 18446744073709551615 is past 2^53") {
+		t.Errorf("next_seq near 2^64: %v", err)
+	}
 }

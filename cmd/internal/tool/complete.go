@@ -166,7 +166,8 @@ func flagCandidates(flags []cli.Flag, prefix string) []candidate {
 			}
 		}
 	}
-	all = append(all, candidate{"--help", "show help"}, candidate{"--version", "print the version"})
+	// --help and --version are among the flags: urfave/cli adds them as
+	// the app starts.
 	return slices.DeleteFunc(all, func(c candidate) bool { return !strings.HasPrefix(c.value, prefix) })
 }
 

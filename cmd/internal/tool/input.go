@@ -218,46 +218,84 @@ func (c *Ctx) TextArg(flag string) (string, error) {
 // line holding an id or prefix, a JSON string, or a JSON object with an
 // "id" (the output of any wc command), in any mix; arrays of those work too.
 func (c *Ctx) Refs() ([]string, error) {
+	rows, err := c.RefRows()
+	return refsOf(rows), err
+}
+
+// A RefRow is a session reference and, when it came as a JSON object (a
+// line a wc command printed), that object: it says which state of the
+// session it saw.
+type RefRow struct {
+	Ref string
+	Row gjson.Result // the object; its Type is gjson.Null for a plain reference
+}
+
+// RefRows is Refs, with the rows the references came in.
+func (c *Ctx) RefRows() ([]RefRow, error) {
 	if args := c.Args().Slice(); len(args) > 0 {
-		return args, nil
+		rows := make([]RefRow, len(args))
+		for i, a := range args {
+			rows[i].Ref = a
+		}
+		return rows, nil
 	}
-	return c.StdinRefs()
+	return c.StdinRefRows()
 }
 
 // StdinRefs reads the session references on stdin, as a stream: a line
 // holding a reference is refused past maxRef bytes, a JSON value past
 // MaxInput, so that no input is held beyond what it may be.
 func (c *Ctx) StdinRefs() ([]string, error) {
+	rows, err := c.StdinRefRows()
+	return refsOf(rows), err
+}
+
+// StdinRefRows reads the session references on stdin, with their rows.
+func (c *Ctx) StdinRefRows() ([]RefRow, error) {
 	if c.stdinTTY {
 		return nil, Usagef("no session given").WithHint("pass a session id, or pipe the output of another wc command")
 	}
-	var refs []string
+	var rows []RefRow
+	var err error
 	if c.stdinRead {
-		var err error
-		if refs, err = ParseRefs(c.stdinData); err != nil {
-			return nil, err
-		}
+		rows, err = parseRefRows(c.stdinData)
 	} else if c.stdin != nil {
 		c.stdinRead = true
-		var err error
-		if refs, err = readRefs(c.stdin); err != nil {
-			return nil, err
-		}
+		rows, err = readRefRows(c.stdin)
 		c.Now = time.Now()
 	}
-	if len(refs) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
 		return nil, Usagef("no session given: stdin is empty").WithHint("pass a session id, or pipe the output of another wc command")
 	}
-	return refs, nil
+	return rows, nil
+}
+
+func refsOf(rows []RefRow) []string {
+	if rows == nil {
+		return nil
+	}
+	refs := make([]string, len(rows))
+	for i, r := range rows {
+		refs[i] = r.Ref
+	}
+	return refs
 }
 
 // ParseRefs reads the stdin reference grammar from data.
-func ParseRefs(data []byte) ([]string, error) { return readRefs(bytes.NewReader(data)) }
+func ParseRefs(data []byte) ([]string, error) {
+	rows, err := parseRefRows(data)
+	return refsOf(rows), err
+}
 
-// readRefs reads the stdin reference grammar from r.
-func readRefs(r io.Reader) ([]string, error) {
+func parseRefRows(data []byte) ([]RefRow, error) { return readRefRows(bytes.NewReader(data)) }
+
+// readRefRows reads the stdin reference grammar from r.
+func readRefRows(r io.Reader) ([]RefRow, error) {
 	br := &refReader{br: bufio.NewReaderSize(&countingReader{r: r, left: MaxInput + 1}, 64<<10)}
-	var refs []string
+	var refs []RefRow
 	var value bytes.Buffer
 	for line := 1; ; {
 		start := br.off
@@ -303,7 +341,7 @@ func readRefs(r io.Reader) ([]string, error) {
 		if strings.ContainsAny(word, " \t") {
 			return nil, DataErrf("stdin line %d: %q is not a session reference", line, shorten(word))
 		}
-		refs = append(refs, word)
+		refs = append(refs, RefRow{Ref: word})
 	}
 }
 
@@ -410,21 +448,21 @@ func readError(err error) error {
 	return &Error{Code: ExitFailure, Msg: "reading stdin: " + pathErrText(err)}
 }
 
-func refsFromJSON(v gjson.Result, line int) ([]string, error) {
+func refsFromJSON(v gjson.Result, line int) ([]RefRow, error) {
 	switch {
 	case v.Type == gjson.String:
-		return []string{v.Str}, nil
+		return []RefRow{{Ref: v.Str}}, nil
 	case v.IsObject():
 		id := v.Get("id")
 		if id.Type != gjson.String {
 			return nil, DataErrf(`stdin line %d: a JSON object without a string "id"`, line)
 		}
-		return []string{id.Str}, nil
+		return []RefRow{{Ref: id.Str, Row: v}}, nil
 	case v.IsArray():
-		var out []string
+		var out []RefRow
 		var err error
 		v.ForEach(func(_, el gjson.Result) bool {
-			var found []string
+			var found []RefRow
 			found, err = refsFromJSON(el, line)
 			out = append(out, found...)
 			return err == nil

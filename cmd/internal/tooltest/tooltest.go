@@ -193,6 +193,22 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// ImportArgs writes n copies of share, a whycodes share, and returns the
+// arguments that have one wc-new import them, n sessions at once.
+func ImportArgs(t testing.TB, n int, share []byte) []string {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--import", "native"}
+	for i := range n {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		if err := os.WriteFile(f, share, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, f)
+	}
+	return args
+}
+
 // StoreEnv is the environment for running wc commands against the store in
 // dir; the resident store process they may start is stopped before the
 // test's temporary directories are removed.

@@ -38,52 +38,234 @@ func wordByte(c byte) bool {
 // escapeMarkdownHTML rewrites the markdown text b[start:] so that no '<'
 // outside a code span, a fenced code block or an indented code block
 // starts raw HTML: each that could becomes "\<". Code is left alone, as
-// backslashes there would show.
-func escapeMarkdownHTML(b []byte, start int) []byte {
+// backslashes there would show. It also returns the opening run of a
+// fence the text leaves open (nil: none).
+func escapeMarkdownHTML(b []byte, start int) ([]byte, []byte) {
+	var sc mdScanner
 	if bytes.IndexByte(b[start:], '<') < 0 {
-		return b
+		for text := b[start:]; len(text) > 0; {
+			line := nextLine(text)
+			text = text[len(line):]
+			sc.step(line)
+		}
+		return b, sc.fence
 	}
 	text := bytes.Clone(b[start:])
 	out := b[:start]
-	var fence, para []byte
-	prevBlank, indented := true, false
+	var para []byte
 	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line = text[:i+1]
-		}
+		line := nextLine(text)
 		text = text[len(line):]
-		switch {
-		case fence != nil:
-			out = append(out, line...)
-			fence = fenceStep(line, fence)
-			continue
-		case len(bytes.TrimSpace(line)) == 0:
+		kind := sc.step(line)
+		if kind != mdText {
 			out = escapeInlineHTML(out, para)
 			para = para[:0]
-			out = append(out, line...)
-			prevBlank, indented = true, false
-			continue
-		case len(para) == 0 && (prevBlank || indented) && isIndentedCode(line):
-			out = append(out, line...) // an indented code block's line
-			prevBlank, indented = false, true
-			continue
 		}
-		prevBlank, indented = false, false
-		if f := fenceStep(line, nil); f != nil {
-			out = escapeInlineHTML(out, para)
-			para = para[:0]
+		switch kind {
+		case mdCode, mdBlank:
 			out = append(out, line...)
-			fence = f
-			continue
+		case mdHeading:
+			out = escapeInlineHTML(out, line)
+		default:
+			para = append(para, line...)
 		}
-		para = append(para, line...)
 	}
-	return escapeInlineHTML(out, para)
+	return escapeInlineHTML(out, para), sc.fence
 }
 
-// isIndentedCode reports a line indented by four columns or more.
-func isIndentedCode(line []byte) bool {
+func nextLine(text []byte) []byte {
+	if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		return text[:i+1]
+	}
+	return text
+}
+
+// mdKind is what a line of markdown is, as far as escaping goes.
+type mdKind int
+
+const (
+	mdCode      mdKind = iota // a fence's line or a code line: left as it is
+	mdBlank                   // ends a paragraph
+	mdHeading                 // a block of one line: a heading, a break
+	mdParagraph               // the first line of a paragraph (a list item's too)
+	mdText                    // a paragraph's next line
+)
+
+// mdScanner reads markdown a line at a time as CommonMark reads its blocks,
+// as far as telling code from text needs: fences, indented code, the
+// paragraphs between, and list items, whose content column is where an
+// indented code block's four columns are counted from. Block quotes are
+// read as paragraphs.
+type mdScanner struct {
+	items    []int  // the content columns of the open list items, innermost last
+	fence    []byte // the opening run of the open fence; nil: none
+	fenceCol int    // the content column the fence opened at
+	para     bool   // a paragraph is open
+}
+
+func (s *mdScanner) col() int {
+	if len(s.items) == 0 {
+		return 0
+	}
+	return s.items[len(s.items)-1]
+}
+
+func (s *mdScanner) step(line []byte) mdKind {
+	blank := len(bytes.TrimSpace(line)) == 0
+	ind := indentCols(line)
+	for !blank && ind < s.col() {
+		outer := 0
+		if n := len(s.items); n > 1 {
+			outer = s.items[n-2]
+		}
+		lazy := s.fence == nil && s.para && (ind-outer >= 4 || !startsBlock(bytes.TrimLeft(line, " \t"), true))
+		if lazy {
+			return mdText // a paragraph's line need not be indented
+		}
+		s.items = s.items[:len(s.items)-1]
+		if s.fence != nil && s.fenceCol > s.col() {
+			s.fence = nil // closed with the item that held it
+		}
+		s.para = false
+	}
+	col := s.col()
+	rel := stripCols(line, col)
+	if s.fence != nil {
+		if !blank {
+			s.fence = fenceStep(rel, s.fence)
+		}
+		return mdCode
+	}
+	if blank {
+		s.para = false
+		return mdBlank
+	}
+	if ind-col >= 4 {
+		if !s.para {
+			return mdCode
+		}
+		return mdText
+	}
+	return s.block(bytes.TrimLeft(rel, " \t"), col+(ind-col))
+}
+
+// block reads t, a line's content from column at, no more than three
+// columns into its container.
+func (s *mdScanner) block(t []byte, at int) mdKind {
+	if f := fenceStep(t, nil); f != nil {
+		s.fence, s.fenceCol, s.para = f, s.col(), false
+		return mdCode
+	}
+	switch {
+	case isHeadingOrBreak(t):
+		s.para = false
+		return mdHeading
+	case startsBlock(t, s.para):
+		if w, ok := listMarker(t, s.para); ok {
+			s.items = append(s.items, at+w)
+			s.para = false
+			n := markerLen(t)
+			rest := stripCols(t[n:], w-n)
+			if len(bytes.TrimSpace(rest)) == 0 {
+				return mdParagraph // an item that begins empty
+			}
+			if indentCols(rest) >= 4 {
+				return mdCode // the item begins with indented code
+			}
+			return s.block(rest, at+w)
+		}
+	}
+	if s.para {
+		return mdText
+	}
+	s.para = true
+	return mdParagraph
+}
+
+// startsBlock reports whether t, a line's content, begins a list item, a
+// fence, a heading or a break: a block a paragraph cannot take as its next
+// line (para: a paragraph is open, which an ordered item other than "1."
+// and an empty item cannot interrupt).
+func startsBlock(t []byte, para bool) bool {
+	if fenceStep(t, nil) != nil || isHeadingOrBreak(t) {
+		return true
+	}
+	_, ok := listMarker(t, para)
+	return ok
+}
+
+// listMarker reports whether t begins a list item ("-", "+", "*", or up
+// to nine digits and "." or ")", then a space, a tab or the end of the
+// line) and the column its content begins at, counted from t: past the
+// marker and one to four columns of space (one when there are more, or
+// none).
+func listMarker(t []byte, para bool) (int, bool) {
+	n := markerLen(t)
+	if n == 0 {
+		return 0, false
+	}
+	rest := bytes.TrimRight(t[n:], "\r\n")
+	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
+		return 0, false
+	}
+	empty := len(bytes.TrimSpace(rest)) == 0
+	ordered, one := n > 1, n == 2 && t[0] == '1'
+	if para && (empty || ordered && !one) {
+		return 0, false
+	}
+	spaces := indentCols(rest)
+	if empty || spaces > 4 {
+		spaces = 1
+	}
+	return n + spaces, true
+}
+
+// markerLen is the length of the list marker t begins with, or 0.
+func markerLen(t []byte) int {
+	if len(t) > 0 && (t[0] == '-' || t[0] == '+' || t[0] == '*') {
+		return 1
+	}
+	digits := 0
+	for digits < len(t) && digits < 10 && t[digits] >= '0' && t[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 || digits > 9 || digits == len(t) || t[digits] != '.' && t[digits] != ')' {
+		return 0
+	}
+	return digits + 1
+}
+
+// isHeadingOrBreak reports an ATX heading ("#" to "######", then a space
+// or the end) or a thematic break (three or more "-", "*" or "_", and
+// spaces).
+func isHeadingOrBreak(t []byte) bool {
+	t = bytes.TrimRight(t, "\r\n")
+	hashes := 0
+	for hashes < len(t) && t[hashes] == '#' {
+		hashes++
+	}
+	if hashes >= 1 && hashes <= 6 && (hashes == len(t) || t[hashes] == ' ' || t[hashes] == '\t') {
+		return true
+	}
+	if len(t) == 0 || t[0] != '-' && t[0] != '*' && t[0] != '_' {
+		return false
+	}
+	marks := 0
+	for _, c := range t {
+		switch c {
+		case t[0]:
+			marks++
+		case ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return marks >= 3
+}
+
+// indentCols is how many columns of space line begins with, tabs to the
+// next multiple of four.
+func indentCols(line []byte) int {
 	cols := 0
 	for _, c := range line {
 		switch c {
@@ -92,13 +274,33 @@ func isIndentedCode(line []byte) bool {
 		case '\t':
 			cols += 4 - cols%4
 		default:
-			return cols >= 4
-		}
-		if cols >= 4 {
-			return true
+			return cols
 		}
 	}
-	return false
+	return cols
+}
+
+// stripCols is line without its first cols columns of space (a tab that
+// spans the cut leaves its remaining columns as spaces).
+func stripCols(line []byte, cols int) []byte {
+	at := 0
+	for i, c := range line {
+		if at >= cols {
+			return line[i:]
+		}
+		switch c {
+		case ' ':
+			at++
+		case '\t':
+			at += 4 - at%4
+			if at > cols {
+				return append(bytes.Repeat([]byte{' '}, at-cols), line[i+1:]...)
+			}
+		default:
+			return line[i:]
+		}
+	}
+	return nil
 }
 
 // escapeInlineHTML appends a paragraph's lines with every '<' outside its

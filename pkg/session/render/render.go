@@ -214,31 +214,14 @@ func appendMarkdownText(b []byte, text string) []byte {
 // endMarkdownText ends the markdown text b[start:] as appendMarkdownText
 // does.
 func endMarkdownText(b []byte, start int) []byte {
-	b = escapeMarkdownHTML(b, start)
-	if fence := openFence(b[start:]); fence != "" {
+	b, fence := escapeMarkdownHTML(b, start)
+	if fence != nil {
 		if len(b) == start || b[len(b)-1] != '\n' {
 			b = append(b, '\n')
 		}
 		b = append(b, fence...)
 	}
 	return append(b, "\n\n"...)
-}
-
-// openFence returns the opening run of a code fence that text leaves open,
-// following CommonMark: three or more backticks or tildes, indented at most
-// three spaces, closed only by a bare run of the same character at least as
-// long.
-func openFence(text []byte) string {
-	var open []byte
-	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line = text[:i+1]
-		}
-		text = text[len(line):]
-		open = fenceStep(line, open)
-	}
-	return string(open)
 }
 
 // fenceStep is the fence open after line, given open, the opening run of

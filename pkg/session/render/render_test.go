@@ -94,6 +94,25 @@ func TestMarkdownBlocks(t *testing.T) {
 		{"indented code", `{"role":"user","content":"<a>\n\n    x := <-ch\n\tif a<b {\nthen <b>\n    <c>"}`,
 			"### User\n\n\\<a>\n\n    x := <-ch\n\tif a<b {\nthen \\<b>\n    \\<c>\n\n"},
 		{"escaped already", `{"role":"user","content":"\\<b> and \\\\<i>"}`, "### User\n\n\\<b> and \\\\\\<i>\n\n"},
+		// A list item's content is indented to its column: four spaces
+		// under "1. " are a paragraph of the item, not code, and so is the
+		// HTML in them; code in an item is four columns past its content.
+		{"html in a list item's paragraph", `{"role":"user","content":"1. Install:\n\n    npm install <pkg>\n\n- item\n\n    <script>alert(1)</script>"}`,
+			"### User\n\n1. Install:\n\n    npm install \\<pkg>\n\n- item\n\n    \\<script>alert(1)\\</script>\n\n"},
+		{"code in a list item", `{"role":"user","content":"- item\n\n      code <b>\n- next <c>"}`,
+			"### User\n\n- item\n\n      code <b>\n- next \\<c>\n\n"},
+		{"a fence in a list item", "{\"role\":\"user\",\"content\":\"10. run:\\n    ```\\n    go test <pkg>\\n    ```\\n11. <b>\"}",
+			"### User\n\n10. run:\n    ```\n    go test <pkg>\n    ```\n11. \\<b>\n\n"},
+		{"a fence on an item's line", "{\"role\":\"user\",\"content\":\"- ```sh\\n  ls <dir>\\n  ```\"}",
+			"### User\n\n- ```sh\n  ls <dir>\n  ```\n\n"},
+		{"a lazy line and the item's end", `{"role":"user","content":"- item <a>\ncontinued <b>\n\n    <c> in the item\n\n<d> after it"}`,
+			"### User\n\n- item \\<a>\ncontinued \\<b>\n\n    \\<c> in the item\n\n\\<d> after it\n\n"},
+		{"a 2. does not interrupt a paragraph", `{"role":"user","content":"text\n2. <a>\n\n    <b>\n\ntext\n1. <c>\n\n    <d>"}`,
+			"### User\n\ntext\n2. \\<a>\n\n    <b>\n\ntext\n1. \\<c>\n\n    \\<d>\n\n"},
+		{"a thematic break is no item", `{"role":"user","content":"- - -\n    <b>"}`,
+			"### User\n\n- - -\n    <b>\n\n"},
+		{"indented code after a fence or a heading", "{\"role\":\"user\",\"content\":\"```\\nx\\n```\\n    <i>code</i>\\n# Title <t>\\n    <j>\"}",
+			"### User\n\n```\nx\n```\n    <i>code</i>\n# Title \\<t>\n    <j>\n\n"},
 		{"a < that starts nothing", `{"role":"user","content":"a < b, a<=b, <-ch, 1<2, <"}`, "### User\n\na < b, a<=b, <-ch, 1<2, <\n\n"},
 	}
 	for _, tc := range cases {

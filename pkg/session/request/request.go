@@ -2,6 +2,7 @@ package request
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -562,9 +563,6 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 		}
 		out = append(out, wire{role: t.role, parts: parts})
 	}
-	if len(out) > 0 && out[0].role == session.RoleAssistant {
-		out = append([]wire{{role: session.RoleUser, parts: []json.RawMessage{textPart(LeadingUser)}}}, out...)
-	}
 	if n := len(out); n > 0 && out[n-1].role == session.RoleAssistant {
 		switch opt.Trailing {
 		case TrailingDefault:
@@ -578,7 +576,10 @@ func Anthropic(system string, msgs []session.Message, opt Options) ([]byte, erro
 		}
 	}
 	if len(out) == 0 {
-		return nil, &NothingToSendError{}
+		return nil, &NothingToSendError{} // LeadingUser alone is nothing to send
+	}
+	if out[0].role == session.RoleAssistant {
+		out = append([]wire{{role: session.RoleUser, parts: []json.RawMessage{textPart(LeadingUser)}}}, out...)
 	}
 
 	maxTokens := opt.MaxTokens
@@ -973,6 +974,50 @@ func appendTools(tools json.RawMessage, open, schemaKey, close string) []byte {
 		b = append(append(b, d.schema...), close...)
 	}
 	return append(b, ']')
+}
+
+// The longest tool names the APIs take.
+const (
+	AnthropicToolName = 128
+	OpenAIToolName    = 64
+)
+
+// CheckTools refuses tool definitions an API would refuse: one that is
+// not an object, a name missing, twice, longer than maxName or of other
+// characters than letters, digits, "_" and "-", a schema that is not an
+// object.
+func CheckTools(tools json.RawMessage, maxName int) error {
+	var err error
+	names := map[string]bool{}
+	i := 0
+	gjson.ParseBytes(tools).ForEach(func(_, t gjson.Result) bool {
+		i++
+		if !t.IsObject() {
+			err = fmt.Errorf("tool %d is not a JSON object", i)
+			return false
+		}
+		if f := t.Get("function"); f.IsObject() {
+			t = f
+		}
+		name := t.Get("name")
+		schema := t.Get("parameters")
+		if !schema.Exists() {
+			schema = t.Get("input_schema")
+		}
+		switch {
+		case name.Type != gjson.String || name.Str == "":
+			err = fmt.Errorf("tool %d has no name", i)
+		case len(name.Str) > maxName || strings.Trim(name.Str, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "":
+			err = fmt.Errorf("tool name %q is not one the API takes (letters, digits, _ and -, at most %d)", name.Str, maxName)
+		case names[name.Str]:
+			err = fmt.Errorf("tool %q is defined twice", name.Str)
+		case schema.Exists() && !schema.IsObject():
+			err = fmt.Errorf("the schema of tool %q is not a JSON object", name.Str)
+		}
+		names[name.Str] = true
+		return err == nil
+	})
+	return err
 }
 
 func anthropicTools(tools json.RawMessage) []byte {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"errors"
+	"io"
 	"os"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
@@ -15,7 +17,7 @@ import (
 // request was lost when it came while the process was handing over, and
 // the commands that kept coming started a new resident process, which
 // could take the lock before the waiting command. So while such a command
-// waits for the store and holds it, it holds a shared flock on the store
+// waits for the store and holds it, it holds a shared lock on the store
 // directory itself: the turnstile. A resident process does not take the
 // store while anyone holds the turnstile, and one serving it stops taking
 // new commands as soon as it finds the turnstile held (it looks at every
@@ -23,12 +25,40 @@ import (
 // that come meanwhile find no resident process and queue on the lock as
 // the waiting command does.
 
-// holdTurnstile takes the turnstile of dir, waiting for a resident
-// process's brief look at it until deadline.
+// The turnstile is an open-file-description record lock (fcntl
+// F_OFD_SETLK), not a flock: a resident process must look without taking
+// anything. Looking by trying an exclusive flock took it for that moment,
+// so two resident processes looking at once (a winner's watch tick and a
+// starting loser) each saw the other's look as a waiting command, and the
+// winner stopped serving with nobody waiting (TestResidentStartRace).
+// F_OFD_GETLK only reads. Closing the file releases the lock, as it does a
+// flock, and a killed command's lock goes with its process.
+
+// holdTurnstile takes the turnstile of dir. Only readers' locks are ever
+// taken on it, so this never waits; deadline is for opening and locking
+// dir, which may be an NFS mount.
 func holdTurnstile(dir string, deadline time.Time) (*os.File, error) {
 	// The store's own path may be a link (CheckStore checked where it
 	// leads); nothing in it may.
-	return flockPath(dir, dir, 0, syscall.LOCK_SH, deadline)
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, mapErr("open", err)
+	}
+	for {
+		lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
+		err = ofdLock(f, unix.F_OFD_SETLK, &lk)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) || time.Now().After(deadline) {
+			f.Close()
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+				return nil, busyError(dir)
+			}
+			return nil, mapErr("lock", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // flockPath opens path read-only, with flags, and takes how on it,
@@ -52,18 +82,35 @@ func flockPath(dir, path string, flags, how int, deadline time.Time) (*os.File, 
 // turnstileHeld reports whether a command that opens the store itself
 // waits for it, or holds it: d is the store directory.
 func turnstileHeld(d *os.File) bool {
-	err := client.Flock(d, syscall.LOCK_EX|syscall.LOCK_NB)
-	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
+	if err := ofdLock(d, unix.F_OFD_GETLK, &lk); err != nil {
+		return false
 	}
-	_ = client.Flock(d, syscall.LOCK_UN)
-	return false
+	return lk.Type != unix.F_UNLCK
+}
+
+func ofdLock(f *os.File, cmd int, lk *unix.Flock_t) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if lerr = unix.FcntlFlock(fd, cmd, lk); lerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return lerr
 }
 
 // releaseTurnstile lets resident processes take the store again.
 func (s *Store) releaseTurnstile() {
 	if s.turnstile != nil {
-		client.Unlock(s.turnstile)
+		s.turnstile.Close() // and with it the lock
 		s.turnstile = nil
 	}
 }
