@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -296,6 +297,12 @@ func CompactRaw(raw string) json.RawMessage {
 	return replaceLoneSurrogates(buf.Bytes())
 }
 
+// KeepRaw is CompactRaw of a value already compact (a stored one): a
+// copy, with lone surrogates replaced.
+func KeepRaw(compact []byte) json.RawMessage {
+	return replaceLoneSurrogates(append(json.RawMessage(nil), compact...))
+}
+
 func describe(v gjson.Result) string {
 	switch v.Type {
 	case gjson.Null:
@@ -399,6 +406,10 @@ var blockFields = map[string]map[string]bool{
 	BlockThinking:         {"text": true, "signature": true},
 	BlockRedactedThinking: {"data": true},
 }
+
+// BlockMembers is the set of members a block of type t has as fields of
+// Block (the rest go to Extra); nil for a type kept whole in Raw.
+func BlockMembers(t string) map[string]bool { return blockFields[t] }
 
 func (b *Block) setField(key string, val gjson.Result) error {
 	str := func(dst *string) error {
@@ -556,7 +567,9 @@ func joinTextParts(v gjson.Result) string {
 }
 
 // AppendJSON appends the whycodes JSON of m.
-func (m *Message) AppendJSON(dst []byte) []byte { return m.appendJSON(dst, false) }
+func (m *Message) AppendJSON(dst []byte) []byte {
+	return m.appendJSON(slices.Grow(dst, messageSizeHint(m)), false)
+}
 
 // appendJSON writes, for a share, the content whycodes loads under
 // "content" and, when that leaves anything out, the stored content under

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 const newID = "0c0ffee0-1111-4222-8333-444455556666"
@@ -486,7 +487,7 @@ func TestDepartureResumeRestartsCostAndStreamRules(t *testing.T) {
 	if m.Title != "proj-ab" || m.TitleSource != session.TitleGenerated {
 		t.Errorf("title %q (%s)", m.Title, m.TitleSource)
 	}
-	back, err := session.DecodeMeta(session.EncodeMeta(&m))
+	back, err := record.DecodeMeta(record.EncodeMeta(&m))
 	if err != nil || back.Cost != m.Cost || back.StreamRules.Turn != 3 || back.TitleSource != session.TitleGenerated {
 		t.Errorf("stored: %+v, %v", back, err)
 	}

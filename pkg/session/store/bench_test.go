@@ -10,6 +10,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/render"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // One append (read metadata and head, write one node and the metadata) in an
@@ -106,7 +107,7 @@ func exportSession(b *testing.B) (dir, id string, size int64) {
 			parent = &nodes[i-1]
 		}
 		nodes[i] = session.Child(parent, uint64(i+1), msgs[i])
-		size += int64(len(session.EncodeNode(&nodes[i])))
+		size += int64(len(record.EncodeNode(&nodes[i])))
 	}
 	dir, id = b.TempDir(), testID(0xbe9e, 1)
 	create(b, dir, map[string][]session.Node{id: nodes})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // branched is the tree 1 -> 2 -> {3 -> 6, 4 -> 5}, written in seq order.
@@ -104,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 
 	var seqs []uint64
 	if err := r.Nodes(idTree, func(seq uint64, raw []byte) error {
-		n, err := session.DecodeNode(seq, raw)
+		n, err := record.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,7 @@ func TestOrphansInvisible(t *testing.T) {
 	if err := w.db.Update(func(txn *badger.Txn) error {
 		for i := range orphans {
 			orphans[i].Msg = userMsg("orphan")
-			if err := txn.Set(nodeKey(key, orphans[i].Seq), session.EncodeNode(&orphans[i])); err != nil {
+			if err := txn.Set(nodeKey(key, orphans[i].Seq), record.EncodeNode(&orphans[i])); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // Damaged is the error of a session whose stored form is malformed.
@@ -40,7 +41,7 @@ func DecodeAhead(key ID, read func(emit func(seq uint64, raw []byte) error) erro
 			}
 		}
 		err := read(func(seq uint64, raw []byte) error {
-			n, derr := session.DecodeNode(seq, raw)
+			n, derr := record.DecodeNode(seq, raw)
 			if derr != nil {
 				return Damaged(key, "node %d is malformed: %v", seq, derr)
 			}

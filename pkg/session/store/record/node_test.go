@@ -1,10 +1,11 @@
-package session_test
+package record_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 func TestNodeRef(t *testing.T) {
@@ -12,28 +13,28 @@ func TestNodeRef(t *testing.T) {
 	target := session.Child(&root, 2, session.Message{Role: session.RoleAssistant, Content: session.TextContent("a \"quoted\" reply")})
 	n := session.Child(&root, 9, target.Msg)
 
-	ref := session.EncodeNodeRef(&n, target.Seq)
-	h, msg, err := session.DecodeNodeHeader(ref)
+	ref := record.EncodeNodeRef(&n, target.Seq)
+	h, msg, err := record.DecodeNodeHeader(ref)
 	want := session.NodeHeader{Parent: 1, Depth: 2, Tokens: n.Tokens, Users: 1, Same: 2}
 	if err != nil || msg != nil || h != want {
 		t.Fatalf("header of %s: %+v, %q, %v; want %+v", ref, h, msg, err, want)
 	}
-	if _, err := session.DecodeNode(n.Seq, ref); err == nil {
+	if _, err := record.DecodeNode(n.Seq, ref); err == nil {
 		t.Error("DecodeNode read a reference as a node")
 	}
-	full, err := session.AppendResolvedNodeRef([]byte("kept"), ref, session.EncodeNode(&target))
-	if err != nil || string(full) != "kept"+string(session.EncodeNode(&n)) {
-		t.Errorf("resolved: %s, %v\nwant %s", full, err, session.EncodeNode(&n))
+	full, err := record.AppendResolvedNodeRef([]byte("kept"), ref, record.EncodeNode(&target))
+	if err != nil || string(full) != "kept"+string(record.EncodeNode(&n)) {
+		t.Errorf("resolved: %s, %v\nwant %s", full, err, record.EncodeNode(&n))
 	}
-	if _, err := session.AppendResolvedNodeRef(nil, ref, ref); err == nil {
+	if _, err := record.AppendResolvedNodeRef(nil, ref, ref); err == nil {
 		t.Error("resolved a reference to a reference")
 	}
-	if _, err := session.AppendResolvedNodeRef(nil, session.EncodeNode(&n), session.EncodeNode(&target)); err == nil {
+	if _, err := record.AppendResolvedNodeRef(nil, record.EncodeNode(&n), record.EncodeNode(&target)); err == nil {
 		t.Error("resolved a node that is no reference")
 	}
 	head := `{"parent":1,"n":2,"tok":3,"users":1,`
 	for _, bad := range []string{`"same":0}`, `"same":}`, `"same":7}x`, `"same":7,"msg":{}}`, `"same":-7}`, `"same":18446744073709551616}`} {
-		if _, _, err := session.DecodeNodeHeader([]byte(head + bad)); err == nil {
+		if _, _, err := record.DecodeNodeHeader([]byte(head + bad)); err == nil {
 			t.Errorf("decoded %s", head+bad)
 		}
 	}
@@ -73,17 +74,17 @@ func TestHintRepeats(t *testing.T) {
 // node with its header.
 func FuzzDecodeNode(f *testing.F) {
 	root := session.Child(nil, 1, session.Message{Role: session.RoleUser, Content: session.TextContent("hi")})
-	f.Add(session.EncodeNode(&root))
-	f.Add(session.EncodeNodeRef(&root, 3))
+	f.Add(record.EncodeNode(&root))
+	f.Add(record.EncodeNodeRef(&root, 3))
 	f.Add([]byte(`{"parent":1,"n":2,"tok":3,"users":1,"same":5}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, msg, err := session.DecodeNodeHeader(b)
+		h, msg, err := record.DecodeNodeHeader(b)
 		if err != nil {
 			return
 		}
 		if h.Same == 0 {
-			if n, err := session.DecodeNode(7, b); err == nil {
-				back, _, err := session.DecodeNodeHeader(session.EncodeNode(&n))
+			if n, err := record.DecodeNode(7, b); err == nil {
+				back, _, err := record.DecodeNodeHeader(record.EncodeNode(&n))
 				if err != nil || back != h {
 					t.Errorf("%s: header %+v read back as %+v, %v", b, h, back, err)
 				}
@@ -93,14 +94,14 @@ func FuzzDecodeNode(f *testing.F) {
 		if msg != nil {
 			t.Errorf("%s: a reference with a message", b)
 		}
-		if _, err := session.DecodeNode(7, b); err == nil {
+		if _, err := record.DecodeNode(7, b); err == nil {
 			t.Errorf("%s: DecodeNode read a reference", b)
 		}
-		full, err := session.AppendResolvedNodeRef(nil, b, session.EncodeNode(&root))
+		full, err := record.AppendResolvedNodeRef(nil, b, record.EncodeNode(&root))
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
-		n, err := session.DecodeNode(7, full)
+		n, err := record.DecodeNode(7, full)
 		want := h
 		want.Same = 0
 		if err != nil || n.Header() != want || !n.Msg.SameJSON(&root.Msg) {
