@@ -1,6 +1,3 @@
-// Package render writes sessions for people: the markdown export, the
-// plain-text transcript, and whycodes' exit summary. It imports the model
-// (package session) and nothing of the store.
 package render
 
 import (
