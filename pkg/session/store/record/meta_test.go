@@ -139,6 +139,9 @@ func TestMetaRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for i := range 3000 {
 		m := randomMeta(rng)
+		if m.TitleSource == "" {
+			m.TitleSource = session.TitleDefault // as DecodeMeta reads an empty one
+		}
 		got, err := DecodeMeta(EncodeMeta(&m))
 		if err != nil {
 			t.Fatalf("meta %d: %v\n%s", i, err, EncodeMeta(&m))
@@ -149,6 +152,9 @@ func TestMetaRoundTrip(t *testing.T) {
 		}
 		if utf8.ValidString(m.Title) && got.Title != m.Title {
 			t.Fatalf("meta %d: title %q, want %q", i, got.Title, m.Title)
+		}
+		if !bytes.Contains(EncodeMeta(&m), []byte(`\ufffd`)) && m.Extra == nil && !reflect.DeepEqual(got, m) {
+			t.Fatalf("meta %d decodes as\n%#v\nwant\n%#v", i, got, m) // nothing replaced, nothing compacted
 		}
 		stored := EncodeMeta(&got)
 		again, err := DecodeMeta(stored)
@@ -177,7 +183,7 @@ func TestDecodeMetaOtherForms(t *testing.T) {
 		{`{}`, func(*session.Meta) {}},
 		{`{"id":"a","head":1.5}`, nil}, {`{"id":"a","head":-1}`, nil}, {`{"id":"a","head":1e2}`, nil},
 		{`{"id":"a","head":18446744073709551616}`, nil}, {`{"cost":{"usd":1e400}}`, nil},
-		{`{"cost":{"unpriced_steps":4294967296}}`, nil}, {`{"extra":[]}`, nil}, {`{`, nil}, {`[]`, nil}, {`null`, nil}, {``, nil},
+		{`{"cost":{"unpriced_steps":4294967296}}`, nil}, {`{"head":"x"}`, nil}, {`{"extra":[]}`, nil}, {`{`, nil}, {`[]`, nil}, {`null`, nil}, {``, nil},
 	} {
 		got, err := DecodeMeta([]byte(tc.in))
 		if tc.want == nil {

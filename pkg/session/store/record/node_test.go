@@ -1,7 +1,7 @@
 package record_test
 
 import (
-	"slices"
+	"reflect"
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -37,36 +37,6 @@ func TestNodeRef(t *testing.T) {
 		if _, _, err := record.DecodeNodeHeader([]byte(head + bad)); err == nil {
 			t.Errorf("decoded %s", head+bad)
 		}
-	}
-}
-
-func TestHintRepeats(t *testing.T) {
-	msg := func(s string) session.Message {
-		return session.Message{Role: session.RoleUser, Content: session.TextContent(s)}
-	}
-	var old []session.Node
-	for i, s := range []string{"a", "b", "c", "d", "e"} {
-		old = append(old, session.Node{Seq: uint64(10 + i), Msg: msg(s)})
-	}
-	// A summary, then c, a changed d, e: a compaction's path that kept the
-	// tail and pruned one message of it.
-	var nodes []session.Node
-	for i, s := range []string{"summary", "c", "d!", "e"} {
-		nodes = append(nodes, session.Node{Seq: uint64(20 + i), Msg: msg(s)})
-	}
-	session.HintRepeats(nodes, old)
-	var got []uint64
-	for _, n := range nodes {
-		got = append(got, n.Same)
-	}
-	if want := []uint64{0, 12, 0, 14}; !slices.Equal(got, want) {
-		t.Errorf("hints %v, want %v", got, want)
-	}
-	// A longer new path than the old one is aligned at the end too.
-	nodes = []session.Node{{Seq: 30, Msg: msg("x")}, {Seq: 31, Msg: msg("a")}, {Seq: 32, Msg: msg("e")}}
-	session.HintRepeats(nodes, old[3:])
-	if nodes[0].Same != 0 || nodes[1].Same != 0 || nodes[2].Same != 14 {
-		t.Errorf("hints %d %d %d, want 0 0 14", nodes[0].Same, nodes[1].Same, nodes[2].Same)
 	}
 }
 
@@ -108,4 +78,59 @@ func FuzzDecodeNode(f *testing.F) {
 			t.Errorf("%s resolved to %s: %+v, %v", b, full, n, err)
 		}
 	})
+}
+
+func TestNodeEncoding(t *testing.T) {
+	msg := nodeMessage(t, `{"role":"assistant","content":[{"type":"text","text":"hi \"there\""},{"type":"compaction","encrypted_content":"x"}],"created_at":"2026-08-21T12:00:00Z","model":"m"}`)
+	n := session.Node{Seq: 42, Parent: 41, Depth: 7, Tokens: 1234, Users: 3, Msg: msg}
+	enc := record.EncodeNode(&n)
+	want := `{"parent":41,"n":7,"tok":1234,"users":3,"msg":` + string(msg.AppendJSON(nil)) + `}`
+	if string(enc) != want {
+		t.Errorf("\n got %s\nwant %s", enc, want)
+	}
+	h, raw, err := record.DecodeNodeHeader(enc)
+	if err != nil || h != n.Header() || string(raw) != string(msg.AppendJSON(nil)) {
+		t.Errorf("DecodeNodeHeader = %+v, %s, %v", h, raw, err)
+	}
+	got, err := record.DecodeNode(42, enc)
+	if err != nil || !reflect.DeepEqual(got, n) {
+		t.Errorf("DecodeNode = %+v, %v", got, err)
+	}
+	t.Run("root with zeros", func(t *testing.T) {
+		n := session.Node{Seq: 1, Msg: session.Message{Role: session.RoleUser, Content: session.TextContent("")}}
+		got, err := record.DecodeNode(1, record.EncodeNode(&n))
+		if err != nil || !reflect.DeepEqual(got, n) {
+			t.Errorf("%+v %v", got, err)
+		}
+	})
+	bad := []string{
+		``,
+		`{}`,
+		`{"parent":1,"n":2,"tok":3,"users":4}`,
+		`{"parent":,"n":2,"tok":3,"users":4,"msg":{"role":"user"}}`,
+		`{"parent":1,"n":2,"tok":3,"users":4,"msg":`,
+		`{"parent":1,"n":2,"tok":3,"users":4,"msg":}`,
+		`{"parent":99999999999999999999,"n":2,"tok":3,"users":4,"msg":{"role":"user"}}`,
+		`{"n":2,"parent":1,"tok":3,"users":4,"msg":{"role":"user"}}`,
+	}
+	for _, b := range bad {
+		t.Run("malformed "+b, func(t *testing.T) {
+			if _, _, err := record.DecodeNodeHeader([]byte(b)); !isInvalid(err) {
+				t.Errorf("err %v", err)
+			}
+		})
+	}
+	t.Run("bad message", func(t *testing.T) {
+		if _, err := record.DecodeNode(1, []byte(`{"parent":0,"n":1,"tok":0,"users":0,"msg":{"role":"bot"}}`)); !isInvalid(err) {
+			t.Errorf("err %v", err)
+		}
+	})
+}
+
+func nodeMessage(t *testing.T, raw string) session.Message {
+	m, err := session.DecodeMessage([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
