@@ -15,9 +15,9 @@ import (
 
 // The metadata record is one JSON object, written and read by hand: a
 // command decodes one and writes one per append, and encoding/json's
-// reflection over session.Meta cost a command's append about a tenth of
-// its time (BenchmarkDecodeMeta measures the codec; the append row of
-// scripts/bench.sh, the command). The bytes are those encoding/json has
+// reflection over session.Meta, paid anew by each process, cost the
+// append target of scripts/bench.sh (BenchmarkDecodeMeta measures the
+// codec; docs/performance.md, the first use in a process). The bytes are those encoding/json has
 // always written for it, HTML-escaped, so that every store a wc wrote
 // reads the same; the session's info line (AppendInfoJSON) is written the
 // same way, without HTML escaping, as the commands print JSON.
