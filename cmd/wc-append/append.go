@@ -12,6 +12,7 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // toolLookback bounds the walk back from the head that names tool output
@@ -157,7 +158,7 @@ type appendResult struct {
 
 // AppendPrintJSON writes what encoding/json would, without its reflection.
 func (r appendResult) AppendPrintJSON(dst []byte) []byte {
-	dst = append(r.AppendFields(append(dst, '{')), `,"appended":`...)
+	dst = append(record.AppendInfoFields(append(dst, '{'), &r.Info), `,"appended":`...)
 	if r.Appended == nil {
 		dst = append(dst, "null"...)
 	} else {

@@ -14,8 +14,10 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
+	"github.com/wctoolkit/wc/pkg/session/render"
 	"github.com/wctoolkit/wc/pkg/session/request"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 type exporter func(c *tool.Ctx, st client.Handle, m *session.Meta) error
@@ -25,9 +27,9 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var backup *session.BackupWriter
+	var backup *record.BackupWriter
 	if c.String("format") == "backup" && !c.IsSet("blob") {
-		backup = session.NewBackupWriter(c.Out())
+		backup = record.NewBackupWriter(c.Out())
 		run = func(c *tool.Ctx, st client.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
 	}
 	refs, err := c.Refs()
@@ -150,7 +152,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			if model == "" {
 				model = "unknown"
 			}
-			_, err := c.Out().WriteString(session.ExitSummary(m, secs, model, c.String("binary")))
+			_, err := c.Out().WriteString(render.ExitSummary(m, secs, model, c.String("binary")))
 			return err
 		}, nil
 	}
@@ -251,7 +253,7 @@ func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, erro
 	var blobs [][32]byte
 	seen := map[[32]byte]bool{}
 	err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
-		n, err := session.DecodeNode(seq, raw)
+		n, err := record.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}
@@ -270,11 +272,11 @@ func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, erro
 	return blobs, err
 }
 
-// exportBackup writes everything the session holds (session.BackupReader
+// exportBackup writes everything the session holds (record.BackupReader
 // reads it back): its metadata, every node as a tree's jsonl line, and the
 // blobs they point at. A pointer to no blob the store holds (text that
 // only looks like one) has none to save.
-func exportBackup(w *session.BackupWriter, st client.Handle, m *session.Meta) error {
+func exportBackup(w *record.BackupWriter, st client.Handle, m *session.Meta) error {
 	if err := w.Header(m); err != nil {
 		return err
 	}
@@ -298,15 +300,15 @@ func exportBackup(w *session.BackupWriter, st client.Handle, m *session.Meta) er
 }
 
 func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	mw := session.NewMarkdownWriter(c.Out())
+	mw := render.NewMarkdownWriter(c.Out())
 	if err := mw.Header(m); err != nil {
 		return err
 	}
-	return st.PathRaw(m.ID, m.Head, mw.StoredNode)
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
 }
 
 func exportText(c *tool.Ctx, st client.Handle, m *session.Meta) error {
-	return st.Path(m.ID, m.Head, func(n *session.Node) error { return session.TranscriptText(c.Out(), &n.Msg) })
+	return st.Path(m.ID, m.Head, func(n *session.Node) error { return render.TranscriptText(c.Out(), &n.Msg) })
 }
 
 func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {

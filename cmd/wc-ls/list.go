@@ -16,6 +16,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // tableRows is how many sessions a table shows unless --limit says.
@@ -299,7 +300,7 @@ func cmpTime(a, b string) int {
 func contains(st client.Handle, id, text string, fold bool) (bool, error) {
 	found := false
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
-		n, err := session.DecodeNode(seq, raw)
+		n, err := record.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 func newSession(c *tool.Ctx) error {
@@ -194,7 +195,7 @@ func readOne(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, err
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &badFile{name, "empty"}
 	}
-	if session.IsBackup(data) {
+	if record.IsBackup(data) {
 		return nil, &badFile{name, "backup"}
 	}
 	if bytes.HasPrefix(data, []byte(format.SQLiteMagic)) {

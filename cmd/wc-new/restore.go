@@ -9,6 +9,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // restore puts the sessions of backups (wc-export --format backup) back,
@@ -30,7 +31,7 @@ func restore(c *tool.Ctx) error {
 	var ids []string
 	seen := map[string]bool{}
 	for _, f := range files {
-		err := eachRestored(c, f, func(s *session.Restored) error {
+		err := eachRestored(c, f, func(s *record.Restored) error {
 			if !isSessionID(s.Meta.ID) {
 				return tool.DataErrf("%s: %q is not a session id", fileName(f), s.Meta.ID)
 			}
@@ -63,7 +64,7 @@ func restore(c *tool.Ctx) error {
 		}
 	}
 	for _, f := range files {
-		err := eachRestored(c, f, func(s *session.Restored) error {
+		err := eachRestored(c, f, func(s *record.Restored) error {
 			source := ""
 			if newIDs {
 				source, s.Meta.ID = s.Meta.ID, tool.NewID()
@@ -91,7 +92,7 @@ func restore(c *tool.Ctx) error {
 
 // eachRestored calls fn with each session of the backup in file ("-":
 // stdin, read once and kept).
-func eachRestored(c *tool.Ctx, file string, fn func(*session.Restored) error) error {
+func eachRestored(c *tool.Ctx, file string, fn func(*record.Restored) error) error {
 	var r io.Reader
 	if file == "-" {
 		data, err := c.Stdin()
@@ -108,7 +109,7 @@ func eachRestored(c *tool.Ctx, file string, fn func(*session.Restored) error) er
 		defer f.Close()
 		r = f
 	}
-	br := session.NewBackupReader(r)
+	br := record.NewBackupReader(r)
 	n := 0
 	for {
 		s, err := br.Next()

@@ -4,4 +4,6 @@
 // CheckOpenAI), and whycodes' serde types for a share (LoadWhycodes). Each
 // is written from the providers' documentation and whycodes' source, not
 // from wc's code, so that a test of wc against it can fail.
+//
+// It imports the standard library only: nothing of wc.
 package wirecheck

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 // benchMessages is a realistic mix: prose, a tool call, a mid-sized tool
@@ -84,7 +85,7 @@ func BenchmarkMarkdown(b *testing.B) {
 	}
 	var size int64
 	cw := &countWriter{}
-	mw := session.NewMarkdownWriter(cw)
+	mw := render.NewMarkdownWriter(cw)
 	_ = mw.Header(&m)
 	for _, n := range path {
 		_ = mw.Message(&n.Msg)
@@ -93,7 +94,7 @@ func BenchmarkMarkdown(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		mw := session.NewMarkdownWriter(io.Discard)
+		mw := render.NewMarkdownWriter(io.Discard)
 		if err := mw.Header(&m); err != nil {
 			b.Fatal(err)
 		}

@@ -8,95 +8,9 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
-// Hot paths not in bench_test.go: the metadata record every listing
-// decodes, the stored node, token counts, the tool-output caps of a
-// compaction, and share JSON (wc-new --import, wc-export --format json).
-
-// benchMeta is a session's metadata as a long-lived session has it.
-func benchMeta(system int) session.Meta {
-	m := session.New(testID, "/home/dev/src/api-gateway", strings.Repeat("You are a careful coding agent. ", system/32+1)[:system], t0)
-	m.SetTitleManual("fix the flaky login test in internal/auth")
-	if err := m.AddUsage(session.Usage{InputTokens: 1_751_428, OutputTokens: 14_600, CacheReadInputTokens: ptr(uint64(1_651_968))}, t0); err != nil {
-		panic(err)
-	}
-	usd := 1.25
-	m.Cost.Add(&usd)
-	m.EditStats.Record("apply_patch", "Patched auth/login.go\n[+4 -2]", false)
-	m.StreamRules.BeginTurn()
-	m.StreamRules.Record("no-sleep-in-tests")
-	m.Branches = []session.NamedBranch{{Name: "pre-compact-1", Seq: 412}, {Name: "before-refactor", Seq: 97}}
-	m.Head, m.NextSeq, m.MessageCount, m.UserMessageCount, m.Tokens = 530, 531, 420, 31, 88_000
-	return m
-}
-
-func BenchmarkDecodeMeta(b *testing.B) {
-	for _, system := range []int{0, 4096} {
-		m := benchMeta(system)
-		raw := session.EncodeMeta(&m)
-		b.Run(fmt.Sprintf("system=%d", system), func(b *testing.B) {
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := session.DecodeMeta(raw); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkEncodeMeta(b *testing.B) {
-	for _, system := range []int{0, 4096} {
-		m := benchMeta(system)
-		b.Run(fmt.Sprintf("system=%d", system), func(b *testing.B) {
-			b.SetBytes(int64(len(session.EncodeMeta(&m))))
-			b.ReportAllocs()
-			for b.Loop() {
-				session.EncodeMeta(&m)
-			}
-		})
-	}
-}
-
-// A stored node is decoded for every message an export or compaction reads;
-// the header alone for every node a path search passes.
-func BenchmarkDecodeNode(b *testing.B) {
-	for _, name := range []string{"blocks", "tool"} {
-		n := session.Child(nil, 1, decode(b, benchMessages[name]))
-		raw := session.EncodeNode(&n)
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := session.DecodeNode(1, raw); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(name+"/header", func(b *testing.B) {
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := session.DecodeNodeHeader(raw); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkEncodeNode(b *testing.B) {
-	for _, name := range []string{"blocks", "tool"} {
-		n := session.Child(nil, 1, decode(b, benchMessages[name]))
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(session.EncodeNode(&n))))
-			b.ReportAllocs()
-			for b.Loop() {
-				session.EncodeNode(&n)
-			}
-		})
-	}
-}
+// Hot paths not in bench_test.go: token counts, the tool-output caps of a
+// compaction, and share JSON (wc-new --import, wc-export --format json);
+// the store's records are in store/record.
 
 // benchPath is a session of n messages shaped like bench.sh's data: turns
 // of a prompt, an assistant step with a tool call and its output, of which

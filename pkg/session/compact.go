@@ -201,7 +201,7 @@ func runeOffset(s string, n int) int {
 func MessagesTranscript(msgs []Message, max int) string {
 	var b strings.Builder
 	for i := range msgs {
-		piece := RoleLabel(msgs[i].Role) + ": " + transcriptBody(&msgs[i]) + "\n\n"
+		piece := msgs[i].Role.Label() + ": " + transcriptBody(&msgs[i]) + "\n\n"
 		if b.Len()+len(piece) > max {
 			if remaining := max - b.Len(); remaining > transcriptMinPartialChars {
 				b.WriteString(piece[:runeOffset(piece, remaining)])

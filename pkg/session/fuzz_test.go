@@ -14,6 +14,7 @@ import (
 
 	"github.com/wctoolkit/wc/internal/wirecheck/sessioncheck"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 var messageSeeds = []string{
@@ -107,8 +108,8 @@ func checkMessage(t *testing.T, data []byte) {
 	if session.MessageTokens(&m) != session.MessageTokens(&m2) {
 		t.Fatal("token estimate changed across a round trip")
 	}
-	_ = session.NewMarkdownWriter(io.Discard).Message(&m)
-	_ = session.ConversationText(io.Discard, &m)
+	_ = render.NewMarkdownWriter(io.Discard).Message(&m)
+	_ = render.ConversationText(io.Discard, &m)
 	// Alone, and answering a prompt: the bodies and the share of a path
 	// holding it.
 	for _, path := range [][]session.Message{{m}, {text(session.RoleUser, "go on"), m}} {

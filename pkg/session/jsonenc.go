@@ -96,6 +96,10 @@ func appendEscapedByte(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
 
+// AppendEscapedByte is appendEscapedByte for the record package's writer
+// of encoding/json's bytes.
+func AppendEscapedByte(dst []byte, c byte) []byte { return appendEscapedByte(dst, c) }
+
 func appendKey(dst []byte, first bool, key string) []byte {
 	if !first {
 		dst = append(dst, ',')

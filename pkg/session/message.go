@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -18,6 +19,21 @@ const (
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
 )
+
+// Label is the capitalised role that transcripts and exports show.
+func (r Role) Label() string {
+	switch r {
+	case RoleUser:
+		return "User"
+	case RoleAssistant:
+		return "Assistant"
+	case RoleSystem:
+		return "System"
+	case RoleTool:
+		return "Tool"
+	}
+	return string(r)
+}
 
 // Kind marks messages that carry a role but are not what the role suggests:
 // a user-role agent note or compaction summary is not a turn the user took.
@@ -281,6 +297,12 @@ func CompactRaw(raw string) json.RawMessage {
 	return replaceLoneSurrogates(buf.Bytes())
 }
 
+// KeepRaw is CompactRaw of a value already compact (a stored one): a
+// copy, with lone surrogates replaced.
+func KeepRaw(compact []byte) json.RawMessage {
+	return replaceLoneSurrogates(append(json.RawMessage(nil), compact...))
+}
+
 func describe(v gjson.Result) string {
 	switch v.Type {
 	case gjson.Null:
@@ -384,6 +406,10 @@ var blockFields = map[string]map[string]bool{
 	BlockThinking:         {"text": true, "signature": true},
 	BlockRedactedThinking: {"data": true},
 }
+
+// BlockMembers is the set of members a block of type t has as fields of
+// Block (the rest go to Extra); nil for a type kept whole in Raw.
+func BlockMembers(t string) map[string]bool { return blockFields[t] }
 
 func (b *Block) setField(key string, val gjson.Result) error {
 	str := func(dst *string) error {
@@ -541,7 +567,9 @@ func joinTextParts(v gjson.Result) string {
 }
 
 // AppendJSON appends the whycodes JSON of m.
-func (m *Message) AppendJSON(dst []byte) []byte { return m.appendJSON(dst, false) }
+func (m *Message) AppendJSON(dst []byte) []byte {
+	return m.appendJSON(slices.Grow(dst, messageSizeHint(m)), false)
+}
 
 // appendJSON writes, for a share, the content whycodes loads under
 // "content" and, when that leaves anything out, the stored content under

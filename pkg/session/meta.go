@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"time"
@@ -207,44 +206,6 @@ type Meta struct {
 	// Members of an imported share that we do not interpret (turn_context,
 	// instruction_dirs, …), written back on export.
 	Extra []Field `json:"-"`
-}
-
-type metaDisk struct {
-	Meta
-	Extra json.RawMessage `json:"extra,omitempty"`
-}
-
-// EncodeMeta is the stored form of m: what json.Marshal writes for it.
-func EncodeMeta(m *Meta) []byte {
-	var extra []byte
-	if len(m.Extra) > 0 {
-		extra = append(extra, '{')
-		for i, f := range m.Extra {
-			extra = appendKey(extra, i == 0, f.Key)
-			extra = append(extra, f.Value...)
-		}
-		extra = append(extra, '}')
-	}
-	return encodeMeta(m, extra)
-}
-
-// DecodeMeta reads the stored form of a session's metadata.
-func DecodeMeta(b []byte) (Meta, error) {
-	m, extra, ok := decodeStoredMeta(b)
-	if !ok {
-		var d metaDisk
-		if err := json.Unmarshal(b, &d); err != nil {
-			return Meta{}, err
-		}
-		m, extra = d.Meta, d.Extra
-	}
-	if len(extra) > 0 {
-		m.Extra = objectFields(extra)
-	}
-	if m.TitleSource == "" {
-		m.TitleSource = TitleDefault
-	}
-	return m, nil
 }
 
 // Touch sets updated_at; every mutation calls it.

@@ -1,13 +1,5 @@
 package session
 
-import (
-	"bytes"
-	"encoding/json"
-	"strconv"
-
-	"github.com/tidwall/gjson"
-)
-
 // Node is one message in a session's tree. Every node carries running totals
 // of the path from the root to it, so that moving the head anywhere (append,
 // switch, revert) updates the session's counts without walking the path.
@@ -22,13 +14,13 @@ type Node struct {
 	Msg    Message
 	// Same, when not 0, is an earlier node of the session whose message
 	// Msg is believed to repeat: a rewritten path's unchanged tail. The
-	// store then may keep the message once (see EncodeNodeRef). It is a
+	// store then may keep the message once (see record.EncodeNodeRef). It is a
 	// hint the store checks, never a claim it trusts, and reads leave it 0.
 	Same uint64
 }
 
-// NodeHeader is a node without its message. Same is not 0 for a stored
-// reference (EncodeNodeRef): the node whose message this one repeats.
+// NodeHeader is a node without its message. Same is not 0 for a node
+// stored as a reference: the node whose message this one repeats.
 type NodeHeader struct {
 	Parent, Depth, Tokens, Users uint64
 	Same                         uint64
@@ -55,56 +47,8 @@ func Child(parent *Node, seq uint64, msg Message) Node {
 	return c
 }
 
-// EncodeNode is the stored form of a node; the header comes first in a fixed
-// order so that DecodeNodeHeader can read it without parsing the message.
-func EncodeNode(n *Node) []byte {
-	dst := appendNodeHeader(make([]byte, 0, 64+messageSizeHint(&n.Msg)), n)
-	dst = append(dst, `,"msg":`...)
-	dst = n.Msg.AppendJSON(dst)
-	return append(dst, '}')
-}
-
-// EncodeNodeRef is the stored form of a node whose message is node same's
-// (which must hold its own): the header, then "same" where the message
-// would be. A path rewritten by a compaction keeps its tail this way, at
-// the cost of a header per message instead of a copy of each.
-func EncodeNodeRef(n *Node, same uint64) []byte {
-	dst := appendNodeHeader(make([]byte, 0, 96), n)
-	dst = append(dst, `,"same":`...)
-	dst = appendUint(dst, same)
-	return append(dst, '}')
-}
-
-func appendNodeHeader(dst []byte, n *Node) []byte {
-	dst = append(dst, `{"parent":`...)
-	dst = appendUint(dst, n.Parent)
-	dst = append(dst, `,"n":`...)
-	dst = appendUint(dst, n.Depth)
-	dst = append(dst, `,"tok":`...)
-	dst = appendUint(dst, n.Tokens)
-	dst = append(dst, `,"users":`...)
-	return appendUint(dst, n.Users)
-}
-
-// AppendResolvedNodeRef appends to dst the node a reference stands for: its
-// header with the message of target, the stored value of the node it names.
-func AppendResolvedNodeRef(dst, ref, target []byte) ([]byte, error) {
-	h, _, err := DecodeNodeHeader(ref)
-	if err != nil {
-		return nil, err
-	}
-	th, msg, err := DecodeNodeHeader(target)
-	if err != nil {
-		return nil, err
-	}
-	if h.Same == 0 || th.Same != 0 {
-		return nil, invalidf("stored node is malformed")
-	}
-	cut := bytes.LastIndex(ref, []byte(nodeRefKey))
-	dst = append(append(append(dst, ref[:cut]...), `,"msg":`...), msg...)
-	return append(dst, '}'), nil
-}
-
+// messageSizeHint is about the length of the message's JSON, to size a
+// buffer for it.
 func messageSizeHint(m *Message) int {
 	if !m.Content.IsBlocks {
 		return len(m.Content.Text) + 64
@@ -115,85 +59,6 @@ func messageSizeHint(m *Message) int {
 		size += len(b.Text) + len(b.Result) + len(b.ResultRaw) + len(b.Input) + len(b.Source) + len(b.Raw) + len(b.Signature) + len(b.Data) + 48
 	}
 	return size
-}
-
-var nodeHeaderKeys = [...]string{`{"parent":`, `,"n":`, `,"tok":`, `,"users":`, `,"msg":`}
-
-const nodeRefKey = `,"same":`
-
-// DecodeNodeHeader reads a stored node's totals and returns the raw JSON of
-// its message, without decoding it. For a reference (EncodeNodeRef) the
-// message is nil and h.Same names the node holding it.
-func DecodeNodeHeader(b []byte) (NodeHeader, []byte, error) {
-	var h NodeHeader
-	fields := [...]*uint64{&h.Parent, &h.Depth, &h.Tokens, &h.Users}
-	rest := b
-	for i, key := range nodeHeaderKeys {
-		if i == len(fields) && bytes.HasPrefix(rest, []byte(nodeRefKey)) {
-			same, tail, ok := parseUint(rest[len(nodeRefKey):])
-			if !ok || same == 0 || string(tail) != "}" {
-				return h, nil, invalidf("stored node is malformed")
-			}
-			h.Same = same
-			return h, nil, nil
-		}
-		if !bytes.HasPrefix(rest, []byte(key)) {
-			return h, nil, invalidf("stored node is malformed")
-		}
-		rest = rest[len(key):]
-		if i == len(fields) {
-			break
-		}
-		v, tail, ok := parseUint(rest)
-		if !ok {
-			return h, nil, invalidf("stored node is malformed")
-		}
-		*fields[i] = v
-		rest = tail
-	}
-	if len(rest) < 2 || rest[len(rest)-1] != '}' {
-		return h, nil, invalidf("stored node is malformed")
-	}
-	return h, rest[:len(rest)-1], nil
-}
-
-// parseUint reads the decimal number b starts with.
-func parseUint(b []byte) (uint64, []byte, bool) {
-	end := 0
-	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
-		end++
-	}
-	v, err := strconv.ParseUint(string(b[:end]), 10, 64)
-	return v, b[end:], err == nil
-}
-
-// DecodeNode reads a stored node.
-func DecodeNode(seq uint64, b []byte) (Node, error) {
-	h, raw, err := DecodeNodeHeader(b)
-	if err != nil {
-		return Node{}, err
-	}
-	if h.Same != 0 {
-		// The store resolves references before anything decodes them.
-		return Node{}, invalidf("stored node %d refers to node %d unresolved", seq, h.Same)
-	}
-	msg, ok := decodeStored(raw)
-	if !ok {
-		if msg, err = DecodeMessage(raw); err != nil {
-			return Node{}, err
-		}
-	}
-	return Node{Seq: seq, Parent: h.Parent, Depth: h.Depth, Tokens: h.Tokens, Users: h.Users, Msg: msg}, nil
-}
-
-// objectFields splits a JSON object into its members, in order.
-func objectFields(raw json.RawMessage) []Field {
-	var out []Field
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-		out = append(out, rawField(k.Str, v))
-		return true
-	})
-	return out
 }
 
 // HintRepeats sets the Same hint of each node of a rewritten path's new

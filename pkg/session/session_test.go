@@ -560,87 +560,15 @@ func TestSetSystemPromptAndHead(t *testing.T) {
 	}
 }
 
-func TestNodeEncoding(t *testing.T) {
-	msg := decode(t, `{"role":"assistant","content":[{"type":"text","text":"hi \"there\""},{"type":"compaction","encrypted_content":"x"}],"created_at":"2026-08-21T12:00:00Z","model":"m"}`)
-	n := session.Node{Seq: 42, Parent: 41, Depth: 7, Tokens: 1234, Users: 3, Msg: msg}
-	enc := session.EncodeNode(&n)
-	want := `{"parent":41,"n":7,"tok":1234,"users":3,"msg":` + encode(msg) + `}`
-	if string(enc) != want {
-		t.Errorf("\n got %s\nwant %s", enc, want)
-	}
-	h, raw, err := session.DecodeNodeHeader(enc)
-	if err != nil || h != n.Header() || string(raw) != encode(msg) {
-		t.Errorf("DecodeNodeHeader = %+v, %s, %v", h, raw, err)
-	}
-	got, err := session.DecodeNode(42, enc)
-	if err != nil || !reflect.DeepEqual(got, n) {
-		t.Errorf("DecodeNode = %+v, %v", got, err)
-	}
-	t.Run("root with zeros", func(t *testing.T) {
-		n := session.Node{Seq: 1, Msg: text(session.RoleUser, "")}
-		got, err := session.DecodeNode(1, session.EncodeNode(&n))
-		if err != nil || !reflect.DeepEqual(got, n) {
-			t.Errorf("%+v %v", got, err)
-		}
-	})
-	bad := []string{
-		``,
-		`{}`,
-		`{"parent":1,"n":2,"tok":3,"users":4}`,
-		`{"parent":,"n":2,"tok":3,"users":4,"msg":{"role":"user"}}`,
-		`{"parent":1,"n":2,"tok":3,"users":4,"msg":`,
-		`{"parent":1,"n":2,"tok":3,"users":4,"msg":}`,
-		`{"parent":99999999999999999999,"n":2,"tok":3,"users":4,"msg":{"role":"user"}}`,
-		`{"n":2,"parent":1,"tok":3,"users":4,"msg":{"role":"user"}}`,
-	}
-	for _, b := range bad {
-		t.Run("malformed "+b, func(t *testing.T) {
-			if _, _, err := session.DecodeNodeHeader([]byte(b)); !isInvalid(err) {
-				t.Errorf("err %v", err)
-			}
-		})
-	}
-	t.Run("bad message", func(t *testing.T) {
-		if _, err := session.DecodeNode(1, []byte(`{"parent":0,"n":1,"tok":0,"users":0,"msg":{"role":"bot"}}`)); !isInvalid(err) {
-			t.Errorf("err %v", err)
-		}
-	})
-}
-
-func TestMetaEncoding(t *testing.T) {
-	m, _ := buildSession(t, "/p", "sys <b>", text(session.RoleUser, "please fix & ship"))
-	m.Checkpoint = &session.Checkpoint{KeepUntil: 3, Goal: "g", StartedAt: t0Text}
-	m.LastRewindReport = ptr("report")
-	m.StreamRules.BeginTurn()
-	m.StreamRules.Record("r")
-	m.ForkedFrom = &session.ForkOrigin{ID: "abc", Seq: 9}
+func TestMetaBranchSeq(t *testing.T) {
+	m, _ := buildSession(t, "/p", "sys", text(session.RoleUser, "please fix & ship"))
 	m.Branches = []session.NamedBranch{{Name: "main", Seq: 1}}
-	m.Extra = []session.Field{{Key: "turn_context", Value: json.RawMessage(`"ctx"`)}, {Key: "instruction_dirs", Value: json.RawMessage(`["/a"]`)}}
-	m.Cost.Add(ptr(0.5))
-	got, err := session.DecodeMeta(session.EncodeMeta(&m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, m) {
-		t.Errorf("round trip:\n got %+v\nwant %+v", got, m)
-	}
-	if seq, ok := got.BranchSeq("main"); !ok || seq != 1 {
+	if seq, ok := m.BranchSeq("main"); !ok || seq != 1 {
 		t.Error("BranchSeq(main)")
 	}
-	if _, ok := got.BranchSeq("nope"); ok {
+	if _, ok := m.BranchSeq("nope"); ok {
 		t.Error("BranchSeq(nope)")
 	}
-	t.Run("missing title_source is default", func(t *testing.T) {
-		got, err := session.DecodeMeta([]byte(`{"id":"x","title":"t"}`))
-		if err != nil || got.TitleSource != session.TitleDefault {
-			t.Errorf("%q %v", got.TitleSource, err)
-		}
-	})
-	t.Run("malformed", func(t *testing.T) {
-		if _, err := session.DecodeMeta([]byte(`{"head":"x"}`)); err == nil {
-			t.Error("no error")
-		}
-	})
 }
 
 func TestTree(t *testing.T) {

@@ -7,4 +7,7 @@
 // command has exited.
 //
 // scripts/crash-test.sh runs the crash suite for as many iterations as asked.
+//
+// It is tests only; they import cmd/internal/tooltest, the model and the
+// store (store, store/client, store/record).
 package reliability

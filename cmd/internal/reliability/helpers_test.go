@@ -25,6 +25,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // lockTimeout is generous on purpose: a command that gives up on the lock is
@@ -296,11 +297,11 @@ func readState(dir string) (state, error) {
 	for _, m := range metas {
 		s := &sessRec{meta: m, nodes: map[uint64]*nodeRec{}, blobs: map[string]bool{}}
 		err := st.Nodes(m.ID, func(seq uint64, raw []byte) error {
-			h, msgRaw, err := session.DecodeNodeHeader(raw)
+			h, msgRaw, err := record.DecodeNodeHeader(raw)
 			if err != nil {
 				return fmt.Errorf("node %d: %w", seq, err)
 			}
-			n, err := session.DecodeNode(seq, raw)
+			n, err := record.DecodeNode(seq, raw)
 			if err != nil {
 				return fmt.Errorf("node %d: %w", seq, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // jsonPrinter writes itself as PrintJSON would through encoding/json,
@@ -55,7 +56,7 @@ func appendInfo(info *session.Info) []byte {
 	if info == nil || math.IsNaN(info.Cost.USD) || math.IsInf(info.Cost.USD, 0) {
 		return nil
 	}
-	return session.AppendInfoJSON(make([]byte, 0, 512), info)
+	return record.AppendInfoJSON(make([]byte, 0, 512), info)
 }
 
 // Table writes rows as aligned columns for a terminal, two spaces apart.

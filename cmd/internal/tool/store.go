@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // Default lock wait; see --lock-timeout.
@@ -308,7 +309,7 @@ func (c *Ctx) ProjectDir() (string, error) {
 func LoadTree(st client.Handle, id string) (*session.Tree, error) {
 	var nodes []session.Node
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
-		n, err := session.DecodeNode(seq, raw)
+		n, err := record.DecodeNode(seq, raw)
 		nodes = append(nodes, n)
 		return err
 	})

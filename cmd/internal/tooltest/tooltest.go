@@ -1,6 +1,3 @@
-// Package tooltest runs the wc binaries in tests: it builds them once per
-// test process and runs testscript files with them on PATH, so that every
-// script exercises real processes, real pipes and a real store.
 package tooltest
 
 import (

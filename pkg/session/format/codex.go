@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -578,31 +579,25 @@ func (b *cxBuilder) compacted(p gjson.Result, ts string) {
 }
 
 // addMember sets key in the object member name of extra (creating it).
-// An existing key becomes an array of its values.
+// An existing key becomes an array of its values. key is a plain name,
+// which sjson takes as its path.
 func addMember(extra []session.Field, name, key, raw string) []session.Field {
+	value := []byte(compactJSON(raw))
 	for i := range extra {
-		if extra[i].Key != name {
+		f := &extra[i]
+		if f.Key != name {
 			continue
 		}
-		var o jsonObject
-		done := false
-		gjson.ParseBytes(extra[i].Value).ForEach(func(k, v gjson.Result) bool {
-			if k.Str == key {
-				vals := "[" + v.Raw + "," + raw + "]"
-				if v.IsArray() {
-					vals = v.Raw[:len(v.Raw)-1] + "," + raw + "]"
-				}
-				o.raw(k.Str, vals)
-				done = true
-				return true
-			}
-			o.raw(k.Str, v.Raw)
-			return true
-		})
-		if !done {
-			o.raw(key, raw)
+		path := key
+		switch old := gjson.GetBytes(f.Value, key); {
+		case old.IsArray():
+			path = key + ".-1" // append
+		case old.Exists():
+			value = append(append(append(append([]byte{'['}, old.Raw...), ','), value...), ']')
 		}
-		extra[i].Value = o.done()
+		if v, err := sjson.SetRawBytes(f.Value, path, value); err == nil {
+			f.Value = v
+		}
 		return extra
 	}
 	var o jsonObject

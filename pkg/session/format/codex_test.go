@@ -354,3 +354,23 @@ func TestCodexImagePromptWrappers(t *testing.T) {
 		}
 	}
 }
+
+// A step's usage goes in its codex member; another snapshot for the same
+// step makes it an array of them, in order, beside the member's others.
+func TestCodexAddMember(t *testing.T) {
+	extra := []session.Field{{Key: "claude", Value: json.RawMessage(`{"usage":1}`)}, {Key: "codex", Value: json.RawMessage(`{"model":"m"}`)}}
+	for i, want := range []string{
+		`{"model":"m","usage":{"a":1}}`,
+		`{"model":"m","usage":[{"a":1},{"a":2}]}`,
+		`{"model":"m","usage":[{"a":1},{"a":2},{"a":3}]}`,
+	} {
+		extra = addMember(extra, "codex", "usage", fmt.Sprintf(`{ "a": %d }`, i+1))
+		equal(t, "members", len(extra), 2)
+		equal(t, "the other member", string(extra[0].Value), `{"usage":1}`)
+		equal(t, fmt.Sprintf("after %d", i+1), string(extra[1].Value), want)
+	}
+	fresh := addMember(nil, "codex", "usage", `{"a": [1, 2]}`)
+	if len(fresh) != 1 || fresh[0].Key != "codex" || string(fresh[0].Value) != `{"usage":{"a":[1,2]}}` {
+		t.Errorf("a new member: %+v", fresh)
+	}
+}

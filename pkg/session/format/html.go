@@ -97,7 +97,7 @@ func (h *HTMLWriter) Message(n *session.Node) error {
 	b := &h.buf
 	b.Reset()
 	b.WriteString(`<article class="msg ` + esc(string(m.Role)) + `" id="` + esc(h.id) + `-m` + strconv.FormatUint(n.Seq, 10) + `">`)
-	b.WriteString(`<div class="role">` + esc(session.RoleLabel(m.Role)))
+	b.WriteString(`<div class="role">` + esc(m.Role.Label()))
 	if m.Role == session.RoleTool && m.Name != "" {
 		b.WriteString(" · " + esc(m.Name))
 	}

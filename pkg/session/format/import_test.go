@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -156,8 +157,8 @@ func outline(m *session.Message) string {
 	return s
 }
 
-// render imports a fixture and returns its golden JSON and markdown.
-func render(t *testing.T, data []byte, kind Kind, opt Options) ([]byte, []byte) {
+// renderImport imports a fixture and returns its golden JSON and markdown.
+func renderImport(t *testing.T, data []byte, kind Kind, opt Options) ([]byte, []byte) {
 	t.Helper()
 	imps, err := Import(kind, data, opt)
 	if err != nil {
@@ -191,7 +192,7 @@ func render(t *testing.T, data []byte, kind Kind, opt Options) ([]byte, []byte) 
 		if i > 0 {
 			md.WriteString("\n")
 		}
-		mw := session.NewMarkdownWriter(&md)
+		mw := render.NewMarkdownWriter(&md)
 		if err := mw.Header(&meta); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +254,7 @@ func TestFixturesGolden(t *testing.T) {
 	for _, fx := range fixtures(t) {
 		t.Run(fx.dir+"/"+fx.name, func(t *testing.T) {
 			data := readFile(t, fx.path)
-			js, md := render(t, data, fx.kind, Options{})
+			js, md := renderImport(t, data, fx.kind, Options{})
 			base := filepath.Join("testdata", "golden", fx.dir+"-"+strings.TrimSuffix(strings.TrimSuffix(fx.name, ".jsonl"), ".json"))
 			checkGolden(t, base+".json", js)
 			checkGolden(t, base+".md", md)

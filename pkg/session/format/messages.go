@@ -1,6 +1,3 @@
-// Package format reads and writes transcripts in formats other than wc's own
-// records: message streams, provider request and response bodies, and other
-// agents' session files.
 package format
 
 import (

@@ -14,4 +14,6 @@
 //   - a tool input that is not a JSON object is sent as {"input": it}, a
 //     call without an id gets one, ids are made unique (and, for
 //     Anthropic, of the characters it allows).
+//
+// It imports the model (package session) and gjson, nothing of the store.
 package request

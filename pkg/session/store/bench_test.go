@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // One append (read metadata and head, write one node and the metadata) in an
@@ -105,39 +107,27 @@ func exportSession(b *testing.B) (dir, id string, size int64) {
 			parent = &nodes[i-1]
 		}
 		nodes[i] = session.Child(parent, uint64(i+1), msgs[i])
-		size += int64(len(session.EncodeNode(&nodes[i])))
+		size += int64(len(record.EncodeNode(&nodes[i])))
 	}
 	dir, id = b.TempDir(), testID(0xbe9e, 1)
 	create(b, dir, map[string][]session.Node{id: nodes})
 	return dir, id, size
 }
 
-// An export to markdown from an open store: written from the stored JSON
-// (what wc-export does), and decoded to messages first (what it did).
+// An export to markdown from an open store, as wc-export does it: the path
+// read and decoded a batch ahead, each message rendered.
 func BenchmarkExportMarkdown(b *testing.B) {
 	dir, id, size := exportSession(b)
 	s := open(b, dir, Read)
 	defer mustClose(b, s)
-	b.Run("stored", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			mw := session.NewMarkdownWriter(io.Discard)
-			if err := s.PathRaw(id, 4000, mw.StoredNode); err != nil {
-				b.Fatal(err)
-			}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		mw := render.NewMarkdownWriter(io.Discard)
+		if err := s.Path(id, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("decoded", func(b *testing.B) {
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			mw := session.NewMarkdownWriter(io.Discard)
-			if err := s.Path(id, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // What wc-append costs through a warm resident process, besides starting

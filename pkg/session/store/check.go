@@ -17,6 +17,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // CheckReport is what Check found: wc-store --check prints it.
@@ -230,7 +231,7 @@ func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
 				nodes[seq] = n
 			case bytes.Equal(key, metaKey(id)):
 				c.meta = true
-				m, err := session.DecodeMeta(v)
+				m, err := record.DecodeMeta(v)
 				if err != nil {
 					bad("its metadata does not decode: %v", err)
 					return nil
@@ -260,7 +261,7 @@ func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
 // checkNode decodes a stored node and checks its running totals against
 // its parent's (nodes holds those below it).
 func checkNode(nodes map[uint64]*checkedNode, seq uint64, v []byte) (*checkedNode, error) {
-	h, raw, err := session.DecodeNodeHeader(v)
+	h, raw, err := record.DecodeNodeHeader(v)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func checkNode(nodes map[uint64]*checkedNode, seq uint64, v []byte) (*checkedNod
 		}
 		n.tokens, n.user, n.blobs = target.tokens, target.user, target.blobs
 	} else {
-		full, err := session.DecodeNode(seq, v)
+		full, err := record.DecodeNode(seq, v)
 		if err != nil {
 			return nil, err
 		}

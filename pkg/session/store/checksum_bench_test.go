@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 // BenchmarkChecksums is what verifying every read costs (RELIABILITY.md,
@@ -51,7 +52,8 @@ func BenchmarkChecksums(b *testing.B) {
 			defer mustClose(b, s)
 			b.SetBytes(size)
 			for b.Loop() {
-				if err := s.PathRaw(exportID, 4000, session.NewMarkdownWriter(io.Discard).StoredNode); err != nil {
+				mw := render.NewMarkdownWriter(io.Discard)
+				if err := s.Path(exportID, 4000, func(n *session.Node) error { return mw.Message(&n.Msg) }); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // testHookMaterialized lets a test look at the store between Collect's
@@ -54,7 +55,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 				continue
 			}
 			if err := itemValue(item, func(v []byte) error {
-				h, _, err := session.DecodeNodeHeader(v)
+				h, _, err := record.DecodeNodeHeader(v)
 				parents[seq] = h.Parent
 				if h.Same != 0 {
 					refers[seq] = h.Same

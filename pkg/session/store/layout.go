@@ -8,8 +8,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // schemaRecordJSON is the store's schema record. Legacy marks a store
@@ -68,13 +67,13 @@ func (s *Store) migrate() error {
 				if err := b.set(metaKey(id), old); err != nil {
 					return err
 				}
-				m, err := session.DecodeMeta(old)
+				m, err := record.DecodeMeta(old)
 				if err != nil {
 					// Moved as it is: reading that session reports the
 					// damage, as before; it has no listing entry to show.
 					return nil
 				}
-				return b.set(listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m))
+				return b.set(listingKey(id, updatedTime(m.UpdatedAt)), record.EncodeSummary(&m))
 			})
 		})
 	}
@@ -98,11 +97,11 @@ func (s *Store) relist() error {
 	b := &keyBatch{s: s}
 	err := s.db.View(func(txn *badger.Txn) error {
 		return eachMeta(txn, func(id sid, v []byte) error {
-			m, err := session.DecodeMeta(v)
+			m, err := record.DecodeMeta(v)
 			if err != nil {
 				return nil // reading that session reports the damage
 			}
-			return b.set(listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m))
+			return b.set(listingKey(id, updatedTime(m.UpdatedAt)), record.EncodeSummary(&m))
 		})
 	})
 	if err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // toLegacy makes dir look like a store of an older schema: the metadata
@@ -175,12 +176,12 @@ func TestLayoutMigrationKilledCopying(t *testing.T) {
 				delete(w.nodes, id.String())
 				return txn.Delete(legacyMetaKey(id))
 			}
-			m, err := session.DecodeMeta(v)
+			m, err := record.DecodeMeta(v)
 			if err != nil {
 				return err
 			}
 			m.UpdatedAt = "2027-01-01T00:00:00Z"
-			return txn.Set(legacyMetaKey(id), session.EncodeMeta(&m))
+			return txn.Set(legacyMetaKey(id), record.EncodeMeta(&m))
 		})
 	})
 	if cerr := db.Close(); err == nil {
@@ -331,7 +332,7 @@ func TestLayoutMigrationReservedID(t *testing.T) {
 func summaryV1(t *testing.T, m session.Meta) []byte {
 	t.Helper()
 	m.Extra = nil
-	v := client.EncodeSummary(&m)
+	v := record.EncodeSummary(&m)
 	pos := 1
 	for range 5 {
 		n, k := binary.Uvarint(v[pos:])

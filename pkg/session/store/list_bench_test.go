@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // benchID is session i of listBenchStore: ids spread over the key space
@@ -161,7 +162,7 @@ func BenchmarkCommitSession(b *testing.B) {
 	nodes := chain(1000, 2048)
 	size := 0
 	for i := range nodes {
-		size += len(session.EncodeNode(&nodes[i]))
+		size += len(record.EncodeNode(&nodes[i]))
 	}
 	dir := b.TempDir()
 	s := open(b, dir, Write)
@@ -189,7 +190,7 @@ func BenchmarkNodes(b *testing.B) {
 	defer mustClose(b, s)
 	size := 0
 	for i := range nodes {
-		size += len(session.EncodeNode(&nodes[i]))
+		size += len(record.EncodeNode(&nodes[i]))
 	}
 	b.SetBytes(int64(size))
 	for b.Loop() {

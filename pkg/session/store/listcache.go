@@ -10,7 +10,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // listCache is the resident process's copy of the newest entries of the
@@ -195,7 +195,7 @@ func (c *listCache) committed(m *session.Meta, before, after uint64, db *badger.
 		c.ts = 0
 		return
 	}
-	summary, err := summaryOf(m, session.EncodeMeta(m))
+	summary, err := summaryOf(m, record.EncodeMeta(m))
 	if err != nil {
 		c.ts = 0
 		return
@@ -227,7 +227,7 @@ func (c *listCache) committed(m *session.Meta, before, after uint64, db *badger.
 // summaryUpdated is the update time of a summary, as its listing key
 // holds it.
 func summaryUpdated(summary []byte) [listingTimeLen]byte {
-	updated, ok := client.SummaryField(summary, client.SummaryUpdated)
+	updated, ok := record.SummaryField(summary, record.SummaryUpdated)
 	if !ok {
 		return [listingTimeLen]byte{}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // The listing holds one entry per session, listingKey → summary, written in
@@ -64,13 +65,13 @@ func summaryOf(m *session.Meta, metaVal []byte) ([]byte, error) {
 	valid := utf8.ValidString(m.ProjectPath) && utf8.ValidString(m.Title) && utf8.ValidString(string(m.TitleSource)) &&
 		utf8.ValidString(m.CreatedAt) && utf8.ValidString(m.UpdatedAt) && (m.ForkedFrom == nil || utf8.ValidString(m.ForkedFrom.ID))
 	if valid {
-		return client.EncodeSummary(m), nil
+		return record.EncodeSummary(m), nil
 	}
-	stored, err := session.DecodeMeta(metaVal)
+	stored, err := record.DecodeMeta(metaVal)
 	if err != nil {
 		return nil, err
 	}
-	return client.EncodeSummary(&stored), nil
+	return record.EncodeSummary(&stored), nil
 }
 
 // listFilter is a ListQuery prepared for testing summaries.
@@ -146,8 +147,8 @@ func (f *listFilter) keepSummary(id sid, v []byte) (bool, error) {
 	if f.q.Project == "" && f.title == "" {
 		return true, nil
 	}
-	project, ok := client.SummaryField(v, client.SummaryProject)
-	title, ok2 := client.SummaryField(v, client.SummaryTitle)
+	project, ok := record.SummaryField(v, record.SummaryProject)
+	title, ok2 := record.SummaryField(v, record.SummaryTitle)
 	if !ok || !ok2 {
 		return false, client.DamagedListing(id)
 	}
@@ -342,11 +343,11 @@ type listEntry struct{ key, summary []byte }
 func deriveListing(txn *badger.Txn) ([]listEntry, error) {
 	var entries []listEntry
 	err := eachMeta(txn, func(id sid, v []byte) error {
-		m, err := session.DecodeMeta(v)
+		m, err := record.DecodeMeta(v)
 		if err != nil {
 			return corrupt(id, "its metadata is malformed")
 		}
-		entries = append(entries, listEntry{listingKey(id, updatedTime(m.UpdatedAt)), client.EncodeSummary(&m)})
+		entries = append(entries, listEntry{listingKey(id, updatedTime(m.UpdatedAt)), record.EncodeSummary(&m)})
 		return nil
 	})
 	slices.SortFunc(entries, func(a, b listEntry) int { return bytes.Compare(a.key, b.key) })
@@ -428,10 +429,10 @@ func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, err
 		}
 		found := false
 		err := itemValue(it.Item(), func(v []byte) error {
-			if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Same != 0 {
+			if h, _, err := record.DecodeNodeHeader(v); err == nil && h.Same != 0 {
 				return nil // the node it refers to holds the message, and is read too
 			}
-			n, err := session.DecodeNode(seq, v)
+			n, err := record.DecodeNode(seq, v)
 			if err != nil {
 				return corrupt(id, "node %d is malformed: %v", seq, err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // listWorld drives random session operations through a Handle and keeps
@@ -248,7 +249,7 @@ func referenceList(t *testing.T, h Handle, metas []session.Meta, q ListQuery) []
 		if grep != "" {
 			found := false
 			err := h.Nodes(metas[i].ID, func(seq uint64, raw []byte) error {
-				n, err := session.DecodeNode(seq, raw)
+				n, err := record.DecodeNode(seq, raw)
 				if err == nil && session.MessageContains(&n.Msg, grep, q.Fold) {
 					found = true
 				}

@@ -50,40 +50,10 @@ func TestPathStreams(t *testing.T) {
 			t.Fatalf("path to 2000: %d nodes, %v", count, err)
 		}
 	}
-	checkRaw := func(t *testing.T, h Handle) {
-		i := 0
-		err := h.PathRaw(id, 3000, func(seq uint64, raw []byte) error {
-			n, err := session.DecodeNode(seq, raw)
-			if err != nil || n.Seq != nodes[i].Seq || n.Msg.Content.Text != nodes[i].Msg.Content.Text {
-				return fmt.Errorf("node %d of the path is %d, %v", i+1, n.Seq, err)
-			}
-			i++
-			return nil
-		})
-		if err != nil || i != 3000 {
-			t.Fatalf("raw path: %d nodes, %v", i, err)
-		}
-		// A value fn cannot read is the store's damage, not bad input.
-		count := 0
-		err = h.PathRaw(id, 3000, func(seq uint64, raw []byte) error {
-			if count++; count == 2000 {
-				_, err := session.DecodeNode(seq, raw[:5])
-				return err
-			}
-			return nil
-		})
-		if want := "store: session " + id + " is damaged: node 2000 is malformed: stored node is malformed"; err == nil || err.Error() != want || count != 2000 {
-			t.Fatalf("malformed value: %d nodes, %v", count, err)
-		}
-		if m, err := h.Meta(id); err != nil || m.Head != 3000 {
-			t.Fatalf("after a stopped raw path: %+v, %v", m, err)
-		}
-	}
 	t.Run("direct", func(t *testing.T) {
 		s := open(t, dir, Read)
 		defer mustClose(t, s)
 		check(t, s)
-		checkRaw(t, s)
 		// Reading on after the pages read were released from the process.
 		defer func(was int) { releaseEvery = was }(releaseEvery)
 		releaseEvery = 64 << 10
@@ -97,7 +67,6 @@ func TestPathStreams(t *testing.T) {
 		c := dial(t, dir, Read)
 		defer c.Close()
 		check(t, c)
-		checkRaw(t, c)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // minPrefix is the fewest hex digits a session prefix may have.
@@ -98,7 +99,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 		}
 		return itemValue(item, func(v []byte) error {
 			var derr error
-			if m, derr = session.DecodeMeta(v); derr != nil {
+			if m, derr = record.DecodeMeta(v); derr != nil {
 				return corrupt(key, "its metadata is malformed")
 			}
 			return nil
@@ -153,7 +154,7 @@ func getNode(txn *badger.Txn, id sid, seq uint64) (n session.Node, ok bool, err 
 			return err
 		}
 		var derr error
-		if n, derr = session.DecodeNode(seq, v); derr != nil {
+		if n, derr = record.DecodeNode(seq, v); derr != nil {
 			return corrupt(id, "node %d is malformed: %v", seq, derr)
 		}
 		return nil
@@ -289,20 +290,6 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	return client.DecodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
 }
 
-// PathRaw calls fn with the stored value of each node from the root to
-// head, in order: what Path decodes, for a caller that reads it better
-// itself (session.MarkdownWriter.StoredNode). raw is valid only during fn.
-// The store is read on a goroutine of its own, a batch ahead of fn. When fn
-// finds a value malformed (a *session.InvalidError), PathRaw reports the
-// session damaged, as Path does; fn's other errors are returned as is.
-func (s *Store) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
-	key, err := parseID(id)
-	if err != nil {
-		return err
-	}
-	return client.ReadAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
-}
-
 // pathRaw calls fn with the stored value of each node from the root to
 // head, in order; raw is valid only during fn, and fn's error is returned
 // as is. A session whose head has depth head has never branched nor lost a
@@ -359,7 +346,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 			err := itemValue(it.Item(), func(v []byte) error {
 				if linear {
 					// The depth said so; the parents must agree.
-					if h, _, err := session.DecodeNodeHeader(v); err == nil && h.Parent != prev {
+					if h, _, err := record.DecodeNodeHeader(v); err == nil && h.Parent != prev {
 						return corrupt(key, "node %d has parent %d, not %d as its depths say", seq, h.Parent, prev)
 					}
 				}
@@ -407,7 +394,7 @@ func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
 	}
 	var depth uint64
 	err = itemValue(item, func(v []byte) error {
-		h, _, derr := session.DecodeNodeHeader(v)
+		h, _, derr := record.DecodeNodeHeader(v)
 		if derr != nil {
 			return corrupt(id, "node %d is malformed", head)
 		}
@@ -434,7 +421,7 @@ func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error)
 		}
 		var parent uint64
 		err := itemValue(it.Item(), func(v []byte) error {
-			h, _, derr := session.DecodeNodeHeader(v)
+			h, _, derr := record.DecodeNodeHeader(v)
 			if derr != nil {
 				return corrupt(id, "node %d is malformed", seq)
 			}
@@ -491,7 +478,7 @@ func (s *Store) List(fn func(*session.Meta) error) error {
 			if listed++; listed%listReleaseEvery == 0 {
 				s.releasePages()
 			}
-			m, err := session.DecodeMeta(v)
+			m, err := record.DecodeMeta(v)
 			if err != nil {
 				return corrupt(id, "its metadata is malformed")
 			}

@@ -7,12 +7,13 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // A rewritten path (a compaction, a pruning) keeps most of the old path's
 // messages, and copy-on-write would store each of them twice. A node that
 // repeats an older node's message is instead stored as a reference to it
-// (session.EncodeNodeRef): its own header and the seq of the node holding
+// (record.EncodeNodeRef): its own header and the seq of the node holding
 // the message. References point only at nodes holding their message, so a
 // read resolves one in a single lookup, and Collect writes the message
 // back into a kept reference before it deletes the node that held it.
@@ -51,7 +52,7 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error 
 			if same == 0 || same >= limit {
 				continue
 			}
-			_, msg, err := session.DecodeNodeHeader(vals[i])
+			_, msg, err := record.DecodeNodeHeader(vals[i])
 			if err != nil {
 				return err
 			}
@@ -60,7 +61,7 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error 
 				return err
 			}
 			if ok {
-				vals[i] = session.EncodeNodeRef(&nodes[i], holder)
+				vals[i] = record.EncodeNodeRef(&nodes[i], holder)
 			}
 		}
 		return nil
@@ -79,7 +80,7 @@ func messageHolder(r *refResolver, seq uint64, msg []byte) (uint64, bool, error)
 		var same uint64
 		equal := false
 		err = itemValue(item, func(v []byte) error {
-			h, stored, err := session.DecodeNodeHeader(v)
+			h, stored, err := record.DecodeNodeHeader(v)
 			if err != nil {
 				return corrupt(id, "node %d is malformed", seq)
 			}
@@ -123,7 +124,7 @@ type refResolver struct {
 const maxStep = 8
 
 func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
-	h, _, err := session.DecodeNodeHeader(v)
+	h, _, err := record.DecodeNodeHeader(v)
 	if err != nil || h.Same == 0 {
 		return v, nil // a malformed node is its reader's to report
 	}
@@ -138,7 +139,7 @@ func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
 		return nil, corrupt(r.id, "node %d refers to node %d, which is missing", seq, h.Same)
 	}
 	err = itemValue(item, func(target []byte) error {
-		full, rerr := session.AppendResolvedNodeRef(r.buf[:0], v, target)
+		full, rerr := record.AppendResolvedNodeRef(r.buf[:0], v, target)
 		if rerr != nil {
 			return corrupt(r.id, "node %d refers to node %d, which holds no message", seq, h.Same)
 		}

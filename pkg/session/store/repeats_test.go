@@ -16,6 +16,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // rawNode is node seq of session id as Badger holds it.
@@ -39,7 +40,7 @@ func rawNode(t *testing.T, s *Store, id string, seq uint64) []byte {
 // refersTo is the node whose message stored node seq refers to, or 0.
 func refersTo(t *testing.T, s *Store, id string, seq uint64) uint64 {
 	t.Helper()
-	h, _, err := session.DecodeNodeHeader(rawNode(t, s, id, seq))
+	h, _, err := record.DecodeNodeHeader(rawNode(t, s, id, seq))
 	if err != nil {
 		t.Fatalf("node %d: %v", seq, err)
 	}
@@ -85,16 +86,6 @@ func checkReads(t *testing.T, s *Store, id string, head uint64, want []session.N
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("path:\n got %+v\nwant %+v", got, want)
 	}
-	i := 0
-	if err := s.PathRaw(id, head, func(seq uint64, raw []byte) error {
-		if w := session.EncodeNode(&want[i]); seq != want[i].Seq || !bytes.Equal(raw, w) {
-			t.Errorf("raw path node %d: %s\nwant %d: %s", seq, raw, want[i].Seq, w)
-		}
-		i++
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	bySeq := map[uint64][]byte{}
 	if err := s.Nodes(id, func(seq uint64, raw []byte) error { bySeq[seq] = bytes.Clone(raw); return nil }); err != nil {
 		t.Fatal(err)
@@ -111,7 +102,7 @@ func checkReads(t *testing.T, s *Store, id string, head uint64, want []session.N
 		if err != nil || !reflect.DeepEqual(n, w) {
 			t.Errorf("node %d: %+v, %v", w.Seq, n, err)
 		}
-		if !bytes.Equal(bySeq[w.Seq], session.EncodeNode(&w)) {
+		if !bytes.Equal(bySeq[w.Seq], record.EncodeNode(&w)) {
 			t.Errorf("nodes: %d is %s", w.Seq, bySeq[w.Seq])
 		}
 	}
@@ -179,7 +170,7 @@ func TestRepeatsHintsChecked(t *testing.T) {
 	key, _ := parseID(id)
 	orphan := session.Child(&path[3], m.NextSeq, path[0].Msg)
 	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(nodeKey(key, orphan.Seq), session.EncodeNode(&orphan))
+		return txn.Set(nodeKey(key, orphan.Seq), record.EncodeNode(&orphan))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +346,7 @@ func TestRepeatsBrokenReference(t *testing.T) {
 					return err
 				}
 			}
-			return txn.Set(nodeKey(key, 4), session.EncodeNodeRef(&path[3], same))
+			return txn.Set(nodeKey(key, 4), record.EncodeNodeRef(&path[3], same))
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +354,7 @@ func TestRepeatsBrokenReference(t *testing.T) {
 		if _, err := s.Node(id, 4); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: node: %v", name, err)
 		}
-		err := s.PathRaw(id, 5, func(uint64, []byte) error { return nil })
+		err := s.Path(id, 5, func(*session.Node) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), "is damaged") {
 			t.Errorf("%s: path: %v", name, err)
 		}
@@ -389,7 +380,7 @@ func TestRepeatsKeptHolder(t *testing.T) {
 	key, _ := parseID(id)
 	leftover := session.Child(nil, m.NextSeq, userMsg("leftover"))
 	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(nodeKey(key, leftover.Seq), session.EncodeNode(&leftover))
+		return txn.Set(nodeKey(key, leftover.Seq), record.EncodeNode(&leftover))
 	}); err != nil {
 		t.Fatal(err)
 	}

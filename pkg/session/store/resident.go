@@ -17,6 +17,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // A streamed result is sent in chunks of at most this many items or about
@@ -528,16 +529,16 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 	case "meta":
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
-			resp.Meta = session.EncodeMeta(&m)
+			resp.Meta = record.EncodeMeta(&m)
 		}
 	case "node":
 		var n session.Node
 		if n, err = s.st.Node(req.ID, req.Seq); err == nil {
-			resp.Items = []client.Item{{Seq: n.Seq, Value: session.EncodeNode(&n)}}
+			resp.Items = []client.Item{{Seq: n.Seq, Value: record.EncodeNode(&n)}}
 		}
 	case "commit":
 		var m session.Meta
-		if m, err = session.DecodeMeta(req.Meta); err == nil {
+		if m, err = record.DecodeMeta(req.Meta); err == nil {
 			nodes := make([]session.Node, 0, len(req.Nodes))
 			if len(req.Same) != 0 && len(req.Same) != len(req.Nodes) {
 				err = errors.New("store: a commit's hints do not match its nodes")
@@ -547,7 +548,7 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 				if err != nil {
 					break
 				}
-				if n, err = session.DecodeNode(wn.Seq, wn.Value); err != nil {
+				if n, err = record.DecodeNode(wn.Seq, wn.Value); err != nil {
 					break
 				}
 				if len(req.Same) != 0 {
@@ -578,7 +579,7 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		resp.Data, err = s.st.Blob(req.ID, req.Sum)
 	case "collect":
 		var m session.Meta
-		if m, err = session.DecodeMeta(req.Meta); err == nil {
+		if m, err = record.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
 		}
 		if err == nil && !req.DryRun && !req.Defer {
@@ -642,12 +643,12 @@ func (s *server) prefetch(id string, resp *client.Response) {
 	if err != nil {
 		return // the client asks, and gets the error, itself
 	}
-	resp.Meta = session.EncodeMeta(&m)
+	resp.Meta = record.EncodeMeta(&m)
 	if m.Head == 0 {
 		return
 	}
 	if n, err := s.st.Node(id, m.Head); err == nil {
-		if v := session.EncodeNode(&n); len(v) <= maxPrefetchNode {
+		if v := record.EncodeNode(&n); len(v) <= maxPrefetchNode {
 			resp.Items = []client.Item{{Seq: n.Seq, Value: v}}
 		}
 	}
@@ -729,7 +730,7 @@ func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) er
 	switch req.Op {
 	case "walk":
 		return s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
-			return emit(n.Seq, session.EncodeNode(n)) == nil
+			return emit(n.Seq, record.EncodeNode(n)) == nil
 		})
 	case "nodes":
 		return s.st.Nodes(req.ID, emit)

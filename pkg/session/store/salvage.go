@@ -22,8 +22,8 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // SalvageReport is what Salvage did: wc-store --salvage prints it.
@@ -403,7 +403,7 @@ func (s *Store) copySession(to *Store, id sid) error {
 	if err != nil {
 		return mapErr("salvage", err)
 	}
-	m, err := session.DecodeMeta(metaVal)
+	m, err := record.DecodeMeta(metaVal)
 	if err != nil {
 		return corrupt(id, "its metadata is malformed")
 	}

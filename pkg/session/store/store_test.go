@@ -16,6 +16,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // branched is the tree 1 -> 2 -> {3 -> 6, 4 -> 5}, written in seq order.
@@ -104,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 
 	var seqs []uint64
 	if err := r.Nodes(idTree, func(seq uint64, raw []byte) error {
-		n, err := session.DecodeNode(seq, raw)
+		n, err := record.DecodeNode(seq, raw)
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,7 @@ func TestOrphansInvisible(t *testing.T) {
 	if err := w.db.Update(func(txn *badger.Txn) error {
 		for i := range orphans {
 			orphans[i].Msg = userMsg("orphan")
-			if err := txn.Set(nodeKey(key, orphans[i].Seq), session.EncodeNode(&orphans[i])); err != nil {
+			if err := txn.Set(nodeKey(key, orphans[i].Seq), record.EncodeNode(&orphans[i])); err != nil {
 				return err
 			}
 		}
@@ -519,7 +520,6 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 		same("Walk", empty.Walk(ref, 0, 0, nil), st.Walk(ref, 0, 0, nil))
 		same("Nodes", empty.Nodes(ref, nil), st.Nodes(ref, nil))
 		same("Path", empty.Path(ref, 1, nil), st.Path(ref, 1, nil))
-		same("PathRaw", empty.PathRaw(ref, 1, nil), st.PathRaw(ref, 1, nil))
 		_, got = empty.Blob(ref, sum)
 		_, want = st.Blob(ref, sum)
 		same("Blob", got, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // testHookTxnCommitted lets the crash test die between the transactions of
@@ -53,7 +54,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		if n.Seq == 0 || n.Seq >= meta.NextSeq {
 			return fmt.Errorf("store: session %s: node seq %d is outside 1..%d", id, n.Seq, meta.NextSeq-1)
 		}
-		vals[i] = session.EncodeNode(n)
+		vals[i] = record.EncodeNode(n)
 		if len(vals[i]) > maxValueSize {
 			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
 		}
@@ -67,7 +68,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 	if s.bulk {
 		s.moved.Add(int64(size))
 	}
-	metaVal := session.EncodeMeta(meta)
+	metaVal := record.EncodeMeta(meta)
 	if len(metaVal) > maxValueSize {
 		return tooLarge("session metadata", len(metaVal))
 	}

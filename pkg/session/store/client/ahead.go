@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // Damaged is the error of a session whose stored form is malformed.
@@ -40,7 +41,7 @@ func DecodeAhead(key ID, read func(emit func(seq uint64, raw []byte) error) erro
 			}
 		}
 		err := read(func(seq uint64, raw []byte) error {
-			n, derr := session.DecodeNode(seq, raw)
+			n, derr := record.DecodeNode(seq, raw)
 			if derr != nil {
 				return Damaged(key, "node %d is malformed: %v", seq, derr)
 			}
@@ -64,82 +65,6 @@ func DecodeAhead(key ID, read func(emit func(seq uint64, raw []byte) error) erro
 			close(stop)
 			for range batches { // let the reader finish its transaction
 			}
-		}
-	}
-	err := <-readErr
-	if fnErr != nil {
-		return fnErr
-	}
-	return err
-}
-
-// ReadAhead runs read, which emits stored nodes, on a goroutine of its own
-// that copies them into batches while fn works through the ones before, on
-// the caller's goroutine. It returns fn's error, else read's. fn must not
-// use the handle: read may be using it.
-func ReadAhead(key ID, read func(emit func(seq uint64, raw []byte) error) error, fn func(seq uint64, raw []byte) error) error {
-	type item struct {
-		seq        uint64
-		start, end int
-	}
-	type batch struct {
-		data  []byte
-		items []item
-	}
-	batches := make(chan *batch, 2)
-	free := make(chan *batch, 3)
-	stop := make(chan struct{})
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(batches)
-		b := &batch{}
-		send := func() bool {
-			select {
-			case batches <- b:
-			case <-stop:
-				return false
-			}
-			select {
-			case b = <-free:
-				b.data, b.items = b.data[:0], b.items[:0]
-			default:
-				b = &batch{}
-			}
-			return true
-		}
-		err := read(func(seq uint64, raw []byte) error {
-			b.items = append(b.items, item{seq, len(b.data), len(b.data) + len(raw)})
-			b.data = append(b.data, raw...)
-			if len(b.data) >= pathBatchBytes && !send() {
-				return errPathStopped
-			}
-			return nil
-		})
-		if err != errPathStopped && len(b.items) > 0 {
-			send() // what was read before an error is still passed on
-		}
-		readErr <- err
-	}()
-	var fnErr error
-	for b := range batches {
-		for _, it := range b.items {
-			if fnErr = fn(it.seq, b.data[it.start:it.end]); fnErr != nil {
-				var inv *session.InvalidError
-				if errors.As(fnErr, &inv) {
-					fnErr = Damaged(key, "node %d is malformed: %v", it.seq, fnErr)
-				}
-				break
-			}
-		}
-		if fnErr != nil {
-			close(stop)
-			for range batches { // let the reader finish its transaction
-			}
-			break
-		}
-		select {
-		case free <- b:
-		default:
 		}
 	}
 	err := <-readErr

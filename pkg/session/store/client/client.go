@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // SocketPath is where the resident process of the store in dir listens.
@@ -425,19 +426,19 @@ func (c *Client) Resolve(ref string) (string, error) {
 // Meta implements Handle.
 func (c *Client) Meta(id string) (session.Meta, error) {
 	if p := c.prefetched[id]; p != nil {
-		return session.DecodeMeta(p.meta)
+		return record.DecodeMeta(p.meta)
 	}
 	resp, err := c.do(&Request{Op: "meta", ID: id})
 	if err != nil {
 		return session.Meta{}, err
 	}
-	return session.DecodeMeta(resp.Meta)
+	return record.DecodeMeta(resp.Meta)
 }
 
 // Node implements Handle.
 func (c *Client) Node(id string, seq uint64) (session.Node, error) {
 	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
-		return session.DecodeNode(seq, p.head.Value)
+		return record.DecodeNode(seq, p.head.Value)
 	}
 	resp, err := c.do(&Request{Op: "node", ID: id, Seq: seq})
 	if err != nil {
@@ -446,7 +447,7 @@ func (c *Client) Node(id string, seq uint64) (session.Node, error) {
 	if len(resp.Items) != 1 {
 		return session.Node{}, errConnLost
 	}
-	return session.DecodeNode(resp.Items[0].Seq, resp.Items[0].Value)
+	return record.DecodeNode(resp.Items[0].Seq, resp.Items[0].Value)
 }
 
 var errStopWalk = errors.New("stop walk")
@@ -454,7 +455,7 @@ var errStopWalk = errors.New("stop walk")
 // Walk implements Handle.
 func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
 	err := c.stream(&Request{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
-		n, err := session.DecodeNode(seq, v)
+		n, err := record.DecodeNode(seq, v)
 		if err != nil {
 			return err
 		}
@@ -485,17 +486,6 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 	}, fn)
 }
 
-// PathRaw implements Handle.
-func (c *Client) PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error {
-	key, err := ParseID(id)
-	if err != nil {
-		return err
-	}
-	return ReadAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&Request{Op: "path", ID: id, Seq: head}, true, emit)
-	}, fn)
-}
-
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	return c.stream(listingReq(q, false), false, func(_ uint64, v []byte) error {
@@ -520,9 +510,9 @@ func (c *Client) ListJSON(q ListQuery, fn func(line []byte) error) error {
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
 	c.resolved = nil
-	req := &Request{Op: "commit", Meta: session.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
+	req := &Request{Op: "commit", Meta: record.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
 	for i := range nodes {
-		req.Nodes[i] = Item{nodes[i].Seq, session.EncodeNode(&nodes[i])}
+		req.Nodes[i] = Item{nodes[i].Seq, record.EncodeNode(&nodes[i])}
 		if nodes[i].Same != 0 && req.Same == nil {
 			req.Same = make([]uint64, len(nodes))
 		}
@@ -573,7 +563,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	delete(c.prefetched, m.ID)
 	c.resolved = nil
-	req := &Request{Op: "collect", Meta: session.EncodeMeta(m), DryRun: dryRun}
+	req := &Request{Op: "collect", Meta: record.EncodeMeta(m), DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()
 	}

@@ -45,9 +45,6 @@ func (Empty) Nodes(id string, _ func(uint64, []byte) error) error { return missi
 // Path implements Handle.
 func (Empty) Path(id string, _ uint64, _ func(*session.Node) error) error { return missing(id) }
 
-// PathRaw implements Handle.
-func (Empty) PathRaw(id string, _ uint64, _ func(uint64, []byte) error) error { return missing(id) }
-
 // ListInfo implements Handle.
 func (Empty) ListInfo(ListQuery, func(*session.Info) error) error { return nil }
 

@@ -1,9 +1,3 @@
-// Package client is the half of the store that commands link: the Handle
-// they work through, its error kinds and queries, and the client of a store
-// process (wc-store), which holds the store open and answers over a socket.
-// It does not link Badger: a program that imports only this package starts
-// in about half the time of one that links the store (package store, which
-// builds on this one and serves it).
 package client
 
 import (
@@ -24,7 +18,6 @@ type Handle interface {
 	Walk(id string, from uint64, max int, fn func(*session.Node) bool) error
 	Nodes(id string, fn func(seq uint64, raw []byte) error) error
 	Path(id string, head uint64, fn func(*session.Node) error) error
-	PathRaw(id string, head uint64, fn func(seq uint64, raw []byte) error) error
 	ListInfo(q ListQuery, fn func(*session.Info) error) error
 	// ListJSON is ListInfo with each session's info as one line of JSON
 	// (AppendSummaryJSON, without the newline), valid only during fn.

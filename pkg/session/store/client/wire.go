@@ -34,7 +34,7 @@ import (
 // "listjson" request, whose lines (AppendSummaryJSON) are then part of the
 // protocol too: a resident process of another build renders them. 4: a
 // commit's nodes carry their Same hints, and stored nodes read through
-// the socket are never references (session.EncodeNodeRef). 5: a listing's
+// the socket are never references (record.EncodeNodeRef). 5: a listing's
 // time bounds travel as seconds and nanoseconds, not UnixNano. 6: the
 // listing summaries carry the import source (summaryVersion 2). 7: the
 // "delete" and "purge" requests (wc-rm).

@@ -1,51 +1,58 @@
-package session_test
+package record_test
 
 import (
-	"reflect"
+	"bytes"
+	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
-// checkStored is the property of FuzzDecodeStored: whatever the fast
-// decoder of stored nodes accepts, DecodeMessage reads the same way, and
-// it accepts everything AppendJSON writes.
-func checkStored(t *testing.T, data []byte) {
-	if fast, ok := session.DecodeStored(data); ok {
-		slow, err := session.DecodeMessage(data)
-		if err != nil {
-			t.Fatalf("fast decoder took what DecodeMessage refuses (%v):\n%q", err, data)
+// checkNodeMessage is the property of FuzzNodeMessage: every message
+// session.DecodeMessage reads survives a node record, and whatever a node
+// record's message decodes to writes a record that decodes to the same
+// JSON.
+func checkNodeMessage(t *testing.T, data []byte) {
+	asStored := append(append([]byte(`{"parent":0,"n":1,"tok":0,"users":0,"msg":`), data...), '}')
+	// A record holds valid UTF-8 (AppendJSON writes nothing else); the
+	// decoder passes other bytes through, as they are, in keys.
+	if n, err := record.DecodeNode(1, asStored); err == nil && utf8.Valid(data) {
+		again, err := record.DecodeNode(1, record.EncodeNode(&n))
+		if err != nil || again.Header() != n.Header() || !again.Msg.SameJSON(&n.Msg) {
+			t.Fatalf("%q decodes as\n%#v\nwritten and read again as\n%#v, %v", data, n.Msg, again.Msg, err)
 		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("decoders differ on %q:\nfast %#v\nslow %#v", data, fast, slow)
-		}
+	} else if err != nil && !isInvalid(err) {
+		t.Fatalf("%q: %v", data, err)
 	}
-	if !gjson.ValidBytes(data) {
-		return // DecodeMessage's contract: the caller validates the JSON
+	if !gjson.ValidBytes(data) || !utf8.Valid(data) {
+		return // DecodeMessage's contract: the caller validates the input
 	}
 	m, err := session.DecodeMessage(data)
 	if err != nil {
 		return
 	}
-	stored := m.AppendJSON(nil)
-	fast, ok := session.DecodeStored(stored)
-	if !ok {
-		t.Fatalf("fast decoder refuses what AppendJSON wrote:\n%q", stored)
-	}
-	if slow, _ := session.DecodeMessage(stored); !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("decoders differ on %q:\nfast %#v\nslow %#v", stored, fast, slow)
-	}
 	n := session.Child(nil, 7, m)
-	got, err := session.DecodeNode(7, session.EncodeNode(&n))
-	if err != nil || got.Header() != n.Header() || !reflect.DeepEqual(got.Msg, fast) {
-		t.Fatalf("node does not survive a round trip: %v\n%#v\n%#v", err, got, n)
+	stored := record.EncodeNode(&n)
+	got, err := record.DecodeNode(7, stored)
+	if err != nil {
+		t.Fatalf("the record of %q does not decode: %v\n%s", data, err, stored)
+	}
+	if got.Header() != n.Header() || !got.Msg.SameJSON(&m) || !bytes.Equal(record.EncodeNode(&got), stored) {
+		t.Fatalf("%q does not survive its record %s:\n%#v\n%#v", data, stored, got.Msg, m)
 	}
 }
 
-// Forms the fast decoder must hand over, and the escapes it must read.
+func isInvalid(err error) bool {
+	var ie *session.InvalidError
+	return errors.As(err, &ie)
+}
+
+// Messages in and out of the form session.Message.AppendJSON writes, and\n// the escapes JSON allows.
 var storedSeeds = []string{
 	`{"role":"user","content":"a\"b\\c\/d\b\f\n\r\t\u0001\u007f\u00e9\u2028 é"}`,
 	`{"role":"user","content":"\ud83d\ude00 lone \ud83d and \ude00"}`,
@@ -95,35 +102,23 @@ var storedSeeds = []string{
 	`{"role":"user","kind":"\b0000"}`,
 	"{\"role\":\"user\",\"ex\x89ra\":0,\"ex\x80ra\":0}",
 	`{"role":"assistant","content":[{"":"","type":""}]}`,
+	`{"role":"assistant","content":[{"type":"tooluse"}]}`,
 }
 
-func TestDecodeStoredSeeds(t *testing.T) {
-	for _, s := range append(append([]string{}, messageSeeds...), storedSeeds...) {
-		checkStored(t, []byte(s))
+func TestNodeMessageSeeds(t *testing.T) {
+	for _, s := range storedSeeds {
+		checkNodeMessage(t, []byte(s))
 	}
-	for _, s := range fixtureMessages(t) {
-		checkStored(t, s)
-	}
-	// Every stored form must be read fast, not handed back.
-	for name, raw := range benchMessages {
-		m, err := session.DecodeMessage([]byte(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := session.DecodeStored(m.AppendJSON(nil)); !ok {
-			t.Errorf("%s: the fast decoder refuses a stored message", name)
-		}
+	for _, s := range benchNodes {
+		checkNodeMessage(t, []byte(s))
 	}
 	long := `{"role":"tool","content":"` + strings.Repeat(`line\twith \"quotes\" and \\ slashes\n`, 500) + `"}`
-	checkStored(t, []byte(long))
+	checkNodeMessage(t, []byte(long))
 }
 
-func FuzzDecodeStored(f *testing.F) {
-	for _, s := range append(append([]string{}, messageSeeds...), storedSeeds...) {
+func FuzzNodeMessage(f *testing.F) {
+	for _, s := range storedSeeds {
 		f.Add([]byte(s))
 	}
-	for _, s := range fixtureMessages(f) {
-		f.Add(s)
-	}
-	f.Fuzz(checkStored)
+	f.Fuzz(checkNodeMessage)
 }

@@ -1,4 +1,4 @@
-package session_test
+package render_test
 
 import (
 	"bytes"
@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/render"
 )
 
 func renderMarkdown(t testing.TB, m *session.Meta, tree *session.Tree) string {
 	t.Helper()
 	var buf bytes.Buffer
-	mw := session.NewMarkdownWriter(&buf)
+	mw := render.NewMarkdownWriter(&buf)
 	if err := mw.Header(m); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestMarkdownBlocks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := decode(t, tc.msg)
 			var buf bytes.Buffer
-			if err := session.NewMarkdownWriter(&buf).Message(&m); err != nil {
+			if err := render.NewMarkdownWriter(&buf).Message(&m); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tc.want {
@@ -150,7 +151,7 @@ func TestMarkdownHeader(t *testing.T) {
 			m := session.New(testID, tc.project, "", t0)
 			m.Title = tc.title
 			var buf bytes.Buffer
-			if err := session.NewMarkdownWriter(&buf).Header(&m); err != nil {
+			if err := render.NewMarkdownWriter(&buf).Header(&m); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tc.want {
@@ -284,7 +285,7 @@ func (w *failWriter) Write(p []byte) (int, error) {
 func TestMarkdownWriterError(t *testing.T) {
 	m := session.New(testID, "/p", "", t0)
 	msg := text(session.RoleUser, "x")
-	mw := session.NewMarkdownWriter(&failWriter{n: 1})
+	mw := render.NewMarkdownWriter(&failWriter{n: 1})
 	if err := mw.Header(&m); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func TestConversationText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := session.ConversationText(&buf, &tc.msg); err != nil {
+			if err := render.ConversationText(&buf, &tc.msg); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tc.want {
@@ -323,8 +324,8 @@ func TestConversationText(t *testing.T) {
 	}
 	labels := map[session.Role]string{session.RoleUser: "User", session.RoleAssistant: "Assistant", session.RoleSystem: "System", session.RoleTool: "Tool", "other": "other"}
 	for r, want := range labels {
-		if got := session.RoleLabel(r); got != want {
-			t.Errorf("RoleLabel(%q) = %q", r, got)
+		if got := r.Label(); got != want {
+			t.Errorf("%q.Label() = %q", r, got)
 		}
 	}
 }
@@ -345,7 +346,7 @@ func TestTranscriptText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := session.TranscriptText(&buf, &tc.msg); err != nil {
+			if err := render.TranscriptText(&buf, &tc.msg); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tc.want {
@@ -361,7 +362,7 @@ func TestTranscriptText(t *testing.T) {
 // "\nSession Summary\n").
 func TestExitSummary(t *testing.T) {
 	m, _ := buildSession(t, "/home/u/proj", "", text(session.RoleUser, "a"), text(session.RoleAssistant, "b"), text(session.RoleUser, "c"))
-	got := session.ExitSummary(&m, 42, "anthropic/claude-opus-4-6", "whycodes")
+	got := render.ExitSummary(&m, 42, "anthropic/claude-opus-4-6", "whycodes")
 	want := "\nSession Summary\n" +
 		"  ID        " + testID + "\n" +
 		"  Duration  42s\n" +
@@ -388,7 +389,7 @@ func TestMarkdownCreatedIsRFC3339AsWhycodes(t *testing.T) {
 		m := session.New(testID, "/p", "", t0)
 		m.CreatedAt = in
 		var b bytes.Buffer
-		if err := session.NewMarkdownWriter(&b).Header(&m); err != nil {
+		if err := render.NewMarkdownWriter(&b).Header(&m); err != nil {
 			t.Fatal(err)
 		}
 		if line := "- **Created:** " + want + "\n"; !strings.Contains(b.String(), line) {

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/wctoolkit/wc/pkg/session"
 )
 
 // A backup (wc-export --format backup) holds everything a session holds,
@@ -69,7 +71,7 @@ func (b *BackupWriter) Write(p []byte) (int, error) {
 }
 
 // Header begins the lines of session m.
-func (b *BackupWriter) Header(m *Meta) error {
+func (b *BackupWriter) Header(m *session.Meta) error {
 	b.sessions++
 	b.line = AppendBackupHeader(b.line[:0], m)
 	_, err := b.Write(b.line)
@@ -98,7 +100,7 @@ func appendBackupEnd(dst []byte, sessions int, sum []byte) []byte {
 }
 
 // AppendBackupHeader appends a backup's first line for m.
-func AppendBackupHeader(dst []byte, m *Meta) []byte {
+func AppendBackupHeader(dst []byte, m *session.Meta) []byte {
 	dst = append(dst, `{"id":"`...)
 	dst = append(dst, m.ID...)
 	dst = append(dst, `","backup":`...)
@@ -122,8 +124,8 @@ func AppendBackupBlob(dst []byte, id string, data []byte) []byte {
 
 // Restored is one session read from a backup.
 type Restored struct {
-	Meta  Meta
-	Nodes []Node // in seq order, with their running totals; Same hints where a message repeats an earlier node's
+	Meta  session.Meta
+	Nodes []session.Node // in seq order, with their running totals; Same hints where a message repeats an earlier node's
 	Blobs []Blob
 }
 
@@ -176,7 +178,7 @@ func (b *BackupReader) Next() (*Restored, error) {
 		}
 	}
 	if errors.Is(err, io.EOF) && b.needEnd {
-		return nil, &InvalidError{Msg: "the backup ends before its end line: it was cut short"}
+		return nil, &session.InvalidError{Msg: "the backup ends before its end line: it was cut short"}
 	}
 	if err != nil {
 		return nil, err
@@ -245,7 +247,7 @@ func (b *BackupReader) Next() (*Restored, error) {
 		}
 	}
 	if err := s.finish(nodes); err != nil {
-		return nil, &InvalidError{Msg: fmt.Sprintf("session %s: %v", id, err)}
+		return nil, &session.InvalidError{Msg: fmt.Sprintf("session %s: %v", id, err)}
 	}
 	return s, nil
 }
@@ -253,7 +255,7 @@ func (b *BackupReader) Next() (*Restored, error) {
 // end checks the end line just read against what came before it.
 func (b *BackupReader) end(line []byte) error {
 	v := gjson.GetBytes(line, "backup_end")
-	sessions, ok := WholeNumber(v.Get("sessions"))
+	sessions, ok := session.WholeNumber(v.Get("sessions"))
 	want, err := hex.DecodeString(v.Get("sha256").Str)
 	switch {
 	case !ok || err != nil || len(want) != sha256.Size:
@@ -269,7 +271,7 @@ func (b *BackupReader) end(line []byte) error {
 }
 
 func (b *BackupReader) errorf(format string, args ...any) error {
-	return &InvalidError{Msg: fmt.Sprintf("line %d: ", b.line) + fmt.Sprintf(format, args...)}
+	return &session.InvalidError{Msg: fmt.Sprintf("line %d: ", b.line) + fmt.Sprintf(format, args...)}
 }
 
 // readLine returns the next line that is not blank, checked to be UTF-8
@@ -312,7 +314,7 @@ func (b *BackupReader) readLine() ([]byte, error) {
 		if !utf8.Valid(line) {
 			return nil, b.errorf("not valid UTF-8")
 		}
-		if err := CheckNesting(line); err != nil {
+		if err := session.CheckNesting(line); err != nil {
 			return nil, b.errorf("%v", err)
 		}
 		if !gjson.ValidBytes(line) || !gjson.ParseBytes(line).IsObject() {
@@ -348,33 +350,33 @@ func (b *BackupReader) blob(line gjson.Result) (Blob, error) {
 }
 
 // node reads a node's line; its parent must be a node read before it.
-func (b *BackupReader) node(line gjson.Result, s *Restored, nodes map[uint64]int) (Node, error) {
-	seq, okSeq := WholeNumber(line.Get("seq"))
-	parent, okParent := WholeNumber(line.Get("parent"))
+func (b *BackupReader) node(line gjson.Result, s *Restored, nodes map[uint64]int) (session.Node, error) {
+	seq, okSeq := session.WholeNumber(line.Get("seq"))
+	parent, okParent := session.WholeNumber(line.Get("parent"))
 	switch {
 	case !okSeq || !okParent || seq == 0:
-		return Node{}, b.errorf(`a node needs a "seq" above 0 and a "parent"`)
+		return session.Node{}, b.errorf(`a node needs a "seq" above 0 and a "parent"`)
 	case seq >= s.Meta.NextSeq:
-		return Node{}, b.errorf("node %d is not below the session's next_seq %d", seq, s.Meta.NextSeq)
+		return session.Node{}, b.errorf("node %d is not below the session's next_seq %d", seq, s.Meta.NextSeq)
 	case len(s.Nodes) > 0 && seq <= s.Nodes[len(s.Nodes)-1].Seq:
-		return Node{}, b.errorf("node %d comes after node %d: the nodes must be in seq order", seq, s.Nodes[len(s.Nodes)-1].Seq)
+		return session.Node{}, b.errorf("node %d comes after node %d: the nodes must be in seq order", seq, s.Nodes[len(s.Nodes)-1].Seq)
 	}
-	var p *Node
+	var p *session.Node
 	if parent != 0 {
 		i, ok := nodes[parent]
 		if !ok {
-			return Node{}, b.errorf("node %d's parent %d is not a node before it", seq, parent)
+			return session.Node{}, b.errorf("node %d's parent %d is not a node before it", seq, parent)
 		}
 		p = &s.Nodes[i]
 	}
-	msg, err := DecodeMessage([]byte(line.Get("message").Raw))
+	msg, err := session.DecodeMessage([]byte(line.Get("message").Raw))
 	if err != nil {
-		return Node{}, b.errorf("node %d: %v", seq, err)
+		return session.Node{}, b.errorf("node %d: %v", seq, err)
 	}
-	if err := CheckSizes([]Message{msg}, false); err != nil {
-		return Node{}, b.errorf("node %d: %v", seq, err)
+	if err := session.CheckSizes([]session.Message{msg}, false); err != nil {
+		return session.Node{}, b.errorf("node %d: %v", seq, err)
 	}
-	return Child(p, seq, msg), nil
+	return session.Child(p, seq, msg), nil
 }
 
 // finish checks that the metadata names nodes the backup holds, and counts
@@ -396,7 +398,7 @@ func (s *Restored) finish(nodes map[uint64]int) error {
 	if m.Checkpoint != nil && !known(m.Checkpoint.Seq) {
 		return fmt.Errorf("its checkpoint is at node %d, which is not in the backup", m.Checkpoint.Seq)
 	}
-	var head *Node
+	var head *session.Node
 	if m.Head != 0 {
 		head = &s.Nodes[nodes[m.Head]]
 	}

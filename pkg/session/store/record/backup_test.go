@@ -1,4 +1,4 @@
-package session_test
+package record_test
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // writeBackup writes sessions as wc-export --format backup does.
-func writeBackup(sessions []*session.Restored) []byte {
+func writeBackup(sessions []*record.Restored) []byte {
 	var out bytes.Buffer
-	w := session.NewBackupWriter(&out)
+	w := record.NewBackupWriter(&out)
 	for _, s := range sessions {
 		w.Header(&s.Meta)
 		names := s.Meta.BranchNames()
@@ -32,9 +33,9 @@ func writeBackup(sessions []*session.Restored) []byte {
 	return out.Bytes()
 }
 
-func readBackup(data []byte) ([]*session.Restored, error) {
-	r := session.NewBackupReader(bytes.NewReader(data))
-	var out []*session.Restored
+func readBackup(data []byte) ([]*record.Restored, error) {
+	r := record.NewBackupReader(bytes.NewReader(data))
+	var out []*record.Restored
 	for {
 		s, err := r.Next()
 		if errors.Is(err, io.EOF) {

@@ -1,21 +1,24 @@
-package session
+package record
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math/bits"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/wctoolkit/wc/pkg/session"
 )
 
-// decodeStored reads a message in the form AppendJSON writes it, the form
-// of every stored node: compact, no duplicate members, strings escaped as
-// appendString escapes them. It scans the bytes once, eight at a time,
-// where DecodeMessage goes through gjson a byte at a time and is most of
-// an export's work. ok is false for anything outside that form, valid or
-// not: the caller then uses DecodeMessage, which reads any form, so the
-// result and the errors never depend on which decoder ran.
-func decodeStored(raw []byte) (Message, bool) {
+// decodeMessage reads the message of a node record, in the form
+// session.Message.AppendJSON writes it: compact, no duplicate members,
+// strings escaped as AppendJSON escapes them. It scans the bytes once,
+// eight at a time (session.DecodeMessage, which reads every spelling of a
+// message a provider or agent writes, goes through gjson a byte at a time,
+// and the export's target is lost with it: BenchmarkExportMarkdown). ok is
+// false for anything outside that form.
+func decodeMessage(raw []byte) (session.Message, bool) {
 	s := storedScanner{b: raw}
 	if p, _ := unescapeBuffers.Get().(*[]byte); p != nil {
 		s.buf = *p
@@ -27,12 +30,12 @@ func decodeStored(raw []byte) (Message, bool) {
 	return m, ok
 }
 
-func (s *storedScanner) message() (m Message, ok bool) {
+func (s *storedScanner) message() (m session.Message, ok bool) {
 	if !s.byte('{') {
 		return m, false
 	}
 	var seen uint16 // message members read, as bits
-	var extra []Field
+	var extra []session.Field
 	for first := true; ; first = false {
 		if s.peek('}') && first {
 			return m, false // no role
@@ -49,7 +52,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 		}
 		bit := messageMembers[string(key)]
 		if bit != 0 && seen&bit != 0 || bit == 0 && hasField(extra, key) {
-			if !s.skipValue(0) { // the first wins, as in DecodeMessage
+			if !s.skipValue(0) { // the first wins, as in session.DecodeMessage
 				return m, false
 			}
 			continue
@@ -61,9 +64,9 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			if !ok {
 				return m, false
 			}
-			switch Role(r) {
-			case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-				m.Role = Role(r)
+			switch session.Role(r) {
+			case session.RoleSystem, session.RoleUser, session.RoleAssistant, session.RoleTool:
+				m.Role = session.Role(r)
 			default:
 				return m, false
 			}
@@ -83,7 +86,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			if m.CreatedAt, ok = s.str(); !ok {
 				return m, false
 			}
-			if !ValidTime(m.CreatedAt) {
+			if !session.ValidTime(m.CreatedAt) {
 				return m, false
 			}
 		case memberIsError:
@@ -103,11 +106,11 @@ func (s *storedScanner) message() (m Message, ok bool) {
 					return m, false
 				}
 			}
-			switch Kind(k) {
-			case KindNote, KindSummary, KindRewind:
-				m.Kind = Kind(k)
+			switch session.Kind(k) {
+			case session.KindNote, session.KindSummary, session.KindRewind:
+				m.Kind = session.Kind(k)
 			default:
-				extra = append(extra, Field{Key: "kind", Value: copyRaw(v)})
+				extra = append(extra, session.Field{Key: "kind", Value: copyRaw(v)})
 			}
 		case memberToolCalls, memberWCContent:
 			return m, false
@@ -117,7 +120,7 @@ func (s *storedScanner) message() (m Message, ok bool) {
 			if !ok {
 				return m, false
 			}
-			extra = append(extra, Field{Key: name, Value: copyRaw(v)})
+			extra = append(extra, session.Field{Key: name, Value: copyRaw(v)})
 		}
 	}
 	if seen&memberRole == 0 {
@@ -127,13 +130,13 @@ func (s *storedScanner) message() (m Message, ok bool) {
 	return m, true
 }
 
-// unescapeBuffers keeps the text buffers of decodeStored between nodes: an
-// export decodes thousands, and a fresh buffer each cost a fifth of it.
+// unescapeBuffers keeps the text buffers of decodeMessage between nodes:
+// an export decodes thousands (BenchmarkDecodeNode).
 var unescapeBuffers sync.Pool
 
 const maxPooledBuffer = 1 << 20
 
-// The members of a message that DecodeMessage interprets, as bits.
+// The members of a message that session.DecodeMessage interprets, as bits.
 const (
 	memberRole uint16 = 1 << iota
 	memberContent
@@ -150,7 +153,7 @@ var messageMembers = map[string]uint16{"role": memberRole, "content": memberCont
 	"tool_call_id": memberToolCallID, "name": memberName, "created_at": memberCreatedAt,
 	"is_error": memberIsError, "kind": memberKind, "tool_calls": memberToolCalls, "wc_content": memberWCContent}
 
-func hasField(fields []Field, key []byte) bool {
+func hasField(fields []session.Field, key []byte) bool {
 	for i := range fields {
 		if fields[i].Key == string(key) {
 			return true
@@ -322,9 +325,10 @@ func (s *storedScanner) unescape(out []byte, i int) ([]byte, bool) {
 	}
 }
 
-// unescapeOne decodes the escape at b[at] (a backslash), as gjson does for
-// the escapes appendString writes, and returns where the text goes on.
-// Surrogates and malformed escapes are not appendString's: ok is false.
+// unescapeOne decodes the escape at b[at] (a backslash), as gjson and
+// encoding/json do, and returns where the text goes on: a surrogate pair
+// is one character, a lone surrogate U+FFFD. A malformed escape is not
+// JSON: ok is false.
 func unescapeOne(out, b []byte, at int) ([]byte, int, bool) {
 	if at+1 >= len(b) {
 		return out, 0, false
@@ -344,18 +348,36 @@ func unescapeOne(out, b []byte, at int) ([]byte, int, bool) {
 	case 't':
 		c = '\t'
 	case 'u':
-		r, ok := hexEscape(b, at)
+		r, ok := escapedRune(b, at)
 		if !ok {
 			return out, 0, false
 		}
-		if r >= 0xd800 && r < 0xe000 {
-			return out, 0, false
+		next := at + 6
+		if r >= 0xd800 && r < 0xdc00 {
+			if low, ok := escapedRune(b, next); ok && low >= 0xdc00 && low < 0xe000 {
+				return utf8.AppendRune(out, 0x10000+(r-0xd800)<<10+(low-0xdc00)), next + 6, true
+			}
 		}
-		return utf8.AppendRune(out, r), at + 6, true
+		if r >= 0xd800 && r < 0xe000 {
+			r = utf8.RuneError
+		}
+		return utf8.AppendRune(out, r), next, true
 	default:
 		return out, 0, false
 	}
 	return append(out, c), at + 2, true
+}
+
+// escapedRune reads the \uXXXX escape at b[at], if there is one.
+func escapedRune(b []byte, at int) (rune, bool) {
+	if at+6 > len(b) || b[at] != '\\' || b[at+1] != 'u' {
+		return 0, false
+	}
+	var v [2]byte
+	if _, err := hex.Decode(v[:], b[at+2:at+6]); err != nil {
+		return 0, false
+	}
+	return rune(v[0])<<8 | rune(v[1]), true
 }
 
 // skipString passes a string without unescaping it.
@@ -374,10 +396,7 @@ func (s *storedScanner) skipString() bool {
 			return true
 		}
 		// Any escape JSON allows: the bytes are kept as they are.
-		if i+1 < len(s.b) && s.b[i+1] == 'u' {
-			if i+6 > len(s.b) || !isHex(s.b[i+2]) || !isHex(s.b[i+3]) || !isHex(s.b[i+4]) || !isHex(s.b[i+5]) {
-				return false
-			}
+		if _, ok := escapedRune(s.b, i); ok {
 			i += 6
 			continue
 		}
@@ -416,7 +435,7 @@ func (s *storedScanner) value() ([]byte, bool) {
 }
 
 func (s *storedScanner) skipValue(depth int) bool {
-	if s.pos >= len(s.b) || depth > MaxJSONDepth {
+	if s.pos >= len(s.b) || depth > session.MaxJSONDepth {
 		return false
 	}
 	switch c := s.b[s.pos]; {
@@ -492,22 +511,21 @@ func (s *storedScanner) number() bool {
 	return true
 }
 
-// copyRaw is a kept value as DecodeMessage keeps it (see CompactRaw): the
-// stored bytes of an older wc may hold a lone surrogate.
-func copyRaw(v []byte) json.RawMessage {
-	return replaceLoneSurrogates(append(json.RawMessage(nil), v...))
-}
+// copyRaw is a kept value as session.DecodeMessage keeps it (see
+// session.KeepRaw): the stored bytes of an older wc may hold a lone
+// surrogate.
+func copyRaw(v []byte) json.RawMessage { return session.KeepRaw(v) }
 
 // content reads a string or an array of blocks.
-func (s *storedScanner) content() (Content, bool) {
+func (s *storedScanner) content() (session.Content, bool) {
 	if s.peek('"') {
 		t, ok := s.str()
-		return Content{Text: t}, ok
+		return session.Content{Text: t}, ok
 	}
 	if !s.byte('[') {
-		return Content{}, false
+		return session.Content{}, false
 	}
-	c := Content{IsBlocks: true, Blocks: []Block{}}
+	c := session.Content{IsBlocks: true, Blocks: []session.Block{}}
 	if s.byte(']') {
 		return c, true
 	}
@@ -528,10 +546,10 @@ func (s *storedScanner) content() (Content, bool) {
 
 // block reads a block whose first member is its type, as AppendJSON writes
 // it; a block of a type this package does not know is kept whole.
-func (s *storedScanner) block() (Block, bool) {
+func (s *storedScanner) block() (session.Block, bool) {
 	start := s.pos
 	if !s.byte('{') {
-		return Block{}, false
+		return session.Block{}, false
 	}
 	k, ok := s.key()
 	for ok && string(k) != "type" { // only a kept unknown block has it later
@@ -541,17 +559,17 @@ func (s *storedScanner) block() (Block, bool) {
 		}
 	}
 	if !ok {
-		return Block{}, false
+		return session.Block{}, false
 	}
 	t, ok := s.str()
 	if !ok {
-		return Block{}, false
+		return session.Block{}, false
 	}
-	b := Block{Type: t}
-	known := blockFields[t]
+	b := session.Block{Type: t}
+	known := session.BlockMembers(t)
 	if known == nil {
 		if t == "image_url" || t == "tool_use" || t == "tool_result" {
-			return b, false // normalised by DecodeMessage
+			return b, false // normalised by session.DecodeMessage
 		}
 		s.pos = start
 		v, ok := s.value()
@@ -578,10 +596,10 @@ func (s *storedScanner) block() (Block, bool) {
 		}
 		bit := blockMembers[string(k)]
 		switch {
-		case string(k) == "thinking" && t == BlockThinking:
-			return b, false // DecodeMessage's spelling of text
+		case string(k) == "thinking" && t == session.BlockThinking:
+			return b, false // session.DecodeMessage's spelling of text
 		case string(k) == "type" || known[string(k)] && seen&bit != 0 || !known[string(k)] && hasField(b.Extra, k):
-			if !s.skipValue(0) { // the first wins, as in DecodeMessage
+			if !s.skipValue(0) { // the first wins, as in session.DecodeMessage
 				return b, false
 			}
 		case !known[string(k)]:
@@ -590,7 +608,7 @@ func (s *storedScanner) block() (Block, bool) {
 			if !ok {
 				return b, false
 			}
-			b.Extra = append(b.Extra, Field{Key: name, Value: copyRaw(v)})
+			b.Extra = append(b.Extra, session.Field{Key: name, Value: copyRaw(v)})
 		default:
 			seen |= bit
 			if !s.blockField(&b, bit) {
@@ -618,8 +636,8 @@ var blockMembers = map[string]uint16{"text": fieldText, "signature": fieldSignat
 	"id": fieldID, "name": fieldName, "tool_use_id": fieldToolUseID, "input": fieldInput,
 	"source": fieldSource, "content": fieldContent, "is_error": fieldIsError}
 
-// blockField reads one known member as Block.setField does.
-func (s *storedScanner) blockField(b *Block, member uint16) bool {
+// blockField reads one known member as session.DecodeMessage does.
+func (s *storedScanner) blockField(b *session.Block, member uint16) bool {
 	if s.literal("null") {
 		switch member {
 		case fieldInput:

@@ -1,4 +1,4 @@
-package session
+package render
 
 import (
 	"bytes"
@@ -9,31 +9,18 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// RoleLabel is the capitalised role used by transcripts and exports.
-func RoleLabel(r Role) string {
-	switch r {
-	case RoleUser:
-		return "User"
-	case RoleAssistant:
-		return "Assistant"
-	case RoleSystem:
-		return "System"
-	case RoleTool:
-		return "Tool"
-	}
-	return string(r)
-}
+	"github.com/wctoolkit/wc/pkg/session"
+)
 
 // ConversationText writes whycodes' conversation_text line for one message:
 // "Role: text\n", or nothing when the message has no text.
-func ConversationText(w io.Writer, m *Message) error {
+func ConversationText(w io.Writer, m *session.Message) error {
 	text, ok := m.AsText()
 	if !ok {
 		return nil
 	}
-	_, err := io.WriteString(w, RoleLabel(m.Role)+": "+text+"\n")
+	_, err := io.WriteString(w, m.Role.Label()+": "+text+"\n")
 	return err
 }
 
@@ -41,18 +28,18 @@ func ConversationText(w io.Writer, m *Message) error {
 // block, in order, one per line (whycodes' conversation_text keeps only the
 // first, which loses the rest of a reply that has several). Empty text
 // blocks are left out; a message with no text writes nothing.
-func TranscriptText(w io.Writer, m *Message) error {
+func TranscriptText(w io.Writer, m *session.Message) error {
 	if !m.Content.IsBlocks {
 		return ConversationText(w, m)
 	}
 	var b []byte
 	for i := range m.Content.Blocks {
 		blk := &m.Content.Blocks[i]
-		if blk.Type != BlockText || blk.Text == "" {
+		if blk.Type != session.BlockText || blk.Text == "" {
 			continue
 		}
 		if b == nil {
-			b = append(b, RoleLabel(m.Role)+": "...)
+			b = append(b, m.Role.Label()+": "...)
 		} else {
 			b = append(b, '\n')
 		}
@@ -70,17 +57,16 @@ func TranscriptText(w io.Writer, m *Message) error {
 // run of its content, so no content can close its fence early, and it fences
 // tool output, which is not markdown.
 type MarkdownWriter struct {
-	w    io.Writer
-	buf  []byte
-	text []byte // StoredNode's unescaped strings, reused
-	err  error
+	w   io.Writer
+	buf []byte
+	err error
 }
 
 // NewMarkdownWriter returns a writer to w.
 func NewMarkdownWriter(w io.Writer) *MarkdownWriter { return &MarkdownWriter{w: w} }
 
 // Header writes the title block.
-func (mw *MarkdownWriter) Header(m *Meta) error {
+func (mw *MarkdownWriter) Header(m *session.Meta) error {
 	b := mw.buf[:0]
 	b = append(b, "# "...)
 	b = appendEscapedInline(b, oneLine(m.Title))
@@ -95,18 +81,18 @@ func (mw *MarkdownWriter) Header(m *Meta) error {
 }
 
 // Message writes one message.
-func (mw *MarkdownWriter) Message(m *Message) error {
+func (mw *MarkdownWriter) Message(m *session.Message) error {
 	b := mw.buf[:0]
 	b = append(b, "### "...)
-	b = append(b, RoleLabel(m.Role)...)
-	if m.Kind != KindNone { // a note or summary is not what its role says
+	b = append(b, m.Role.Label()...)
+	if m.Kind != session.KindNone { // a note or summary is not what its role says
 		b = append(b, " ("...)
 		b = append(b, m.Kind...)
 		b = append(b, ')')
 	}
 	b = append(b, "\n\n"...)
 	if !m.Content.IsBlocks {
-		if m.Role == RoleTool {
+		if m.Role == session.RoleTool {
 			b = appendFence(b, resultInfo(m.IsError), m.Content.Text)
 		} else {
 			b = appendMarkdownText(b, m.Content.Text)
@@ -115,7 +101,7 @@ func (mw *MarkdownWriter) Message(m *Message) error {
 	}
 	for i := range m.Content.Blocks {
 		blk := &m.Content.Blocks[i]
-		if m.Role == RoleTool && blk.Type == BlockText { // tool output, not markdown
+		if m.Role == session.RoleTool && blk.Type == session.BlockText { // tool output, not markdown
 			b = appendFence(b, resultInfo(m.IsError), blk.Text)
 			continue
 		}
@@ -193,21 +179,21 @@ func resultInfo(isError bool) string {
 	return "result"
 }
 
-func appendMarkdownBlock(b []byte, blk *Block) []byte {
+func appendMarkdownBlock(b []byte, blk *session.Block) []byte {
 	switch blk.Type {
-	case BlockText:
+	case session.BlockText:
 		return appendMarkdownText(b, blk.Text)
-	case BlockToolUse:
+	case session.BlockToolUse:
 		start := len(b)
 		b = append(append(beginFence(b, "tool"), blk.Name...), '\n')
 		return endFence(appendPrettyJSON(b, blk.Input), start, "tool", "tool")
-	case BlockToolResult:
+	case session.BlockToolResult:
 		return appendFence(b, resultInfo(blk.IsError != nil && *blk.IsError), blk.ResultText())
-	case BlockImage:
+	case session.BlockImage:
 		return append(b, "*[image]*\n\n"...)
-	case BlockThinking:
+	case session.BlockThinking:
 		return appendFence(b, "thinking", blk.Text)
-	case BlockRedactedThinking:
+	case session.BlockRedactedThinking:
 		return append(b, "*[redacted thinking]*\n\n"...)
 	}
 	b = append(b, "*["...)
@@ -363,7 +349,7 @@ func appendPrettyJSON(b []byte, raw []byte) []byte {
 }
 
 // ExitSummary is whycodes' format_exit_summary.
-func ExitSummary(m *Meta, durationSecs uint64, model, binary string) string {
+func ExitSummary(m *session.Meta, durationSecs uint64, model, binary string) string {
 	var b strings.Builder
 	b.WriteString("\nSession Summary\n")
 	line := func(label, value string) {
