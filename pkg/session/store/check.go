@@ -13,10 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // CheckReport is what Check found: wc-store --check prints it.
@@ -157,8 +156,8 @@ func checkRecorded(dbDir string, recorded map[string]uint32, r *CheckReport) {
 
 // checkSessions checks every session's records.
 func (s *Store) checkSessions(r *CheckReport) {
-	err := s.view(func(txn *badger.Txn) error {
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+	err := s.view(func(txn kv.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
 			if reservedID(id) {
 				return nil // a listing shard: CheckListing's
 			}
@@ -196,7 +195,7 @@ type checkedNode struct {
 
 // checkSessionRange reads every record of session id (blobs, nodes, the
 // metadata) and returns what is wrong with them.
-func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
+func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 	var c sessionCounts
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -204,11 +203,11 @@ func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
 	nodes := map[uint64]*checkedNode{}
 	var meta *session.Meta
 	prefix := sessionPrefix(id)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	it := txn.Iterate(kv.IterOptions{Prefix: prefix})
 	defer it.Close()
 	for it.Seek(prefix); it.Valid(); it.Next() {
-		key := it.Item().Key()
-		err := itemValue(it.Item(), func(v []byte) error {
+		key := it.Key()
+		err := iterValue(it, func(v []byte) error {
 			switch {
 			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagBlob:
 				c.blobs++

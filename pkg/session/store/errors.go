@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,10 +9,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/y"
 
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Sentinels for errors.Is. The errors returned carry their own text (commands
@@ -70,10 +71,10 @@ func mapErr(op string, err error) error {
 		return &client.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
 			Hints: []string{"free space on that file system and try again"}}
 	}
-	if errors.Is(err, badger.ErrConflict) {
+	if errors.Is(err, kv.ErrConflict) {
 		return fmt.Errorf("store: %s failed: conflicting concurrent update", op)
 	}
-	if errors.Is(err, badger.ErrTxnTooBig) {
+	if errors.Is(err, kv.ErrTooBig) {
 		return fmt.Errorf("store: %s failed: transaction too big", op)
 	}
 	// Our own file system calls: their text is a path and an errno.
@@ -164,21 +165,49 @@ func (s *Store) panicked(op string, err *error) {
 // holds something, so an empty one is a damaged store.
 var errLostValue = &client.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: client.ErrDamaged}
 
-// itemValue is item.Value, refusing an empty value (errLostValue).
-func itemValue(item *badger.Item, fn func(v []byte) error) error {
-	return item.Value(func(v []byte) error {
-		if len(v) == 0 {
-			return errLostValue
-		}
-		return fn(v)
-	})
+// useValue runs fn on a value read from the engine, refusing an empty one
+// (errLostValue).
+func useValue(v []byte, fn func(v []byte) error) error {
+	if len(v) == 0 {
+		return errLostValue
+	}
+	return fn(v)
 }
 
-// itemValueCopy is item.ValueCopy, refusing an empty value.
-func itemValueCopy(item *badger.Item) ([]byte, error) {
-	v, err := item.ValueCopy(nil)
-	if err == nil && len(v) == 0 {
-		err = errLostValue
+// copyValue is a copy of a value read from the engine, refusing an empty
+// one.
+func copyValue(v []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return nil, errLostValue
 	}
-	return v, err
+	return bytes.Clone(v), nil
+}
+
+// iterValue is useValue for the iterator's value.
+func iterValue(it kv.Iterator, fn func(v []byte) error) error {
+	v, err := it.Value()
+	if err != nil {
+		return err
+	}
+	return useValue(v, fn)
+}
+
+// iterValueCopy is copyValue for the iterator's value.
+func iterValueCopy(it kv.Iterator) ([]byte, error) {
+	v, err := it.Value()
+	if err != nil {
+		return nil, err
+	}
+	return copyValue(v)
+}
+
+// entrySize is what an entry takes in the store, as the engine counts it
+// when it can tell (Badger: a value in its value log counts there, not in
+// the tables), else the key and value.
+func entrySize(it kv.Iterator) int64 {
+	if e, ok := it.(interface{ EstimatedSize() int64 }); ok {
+		return e.EstimatedSize()
+	}
+	v, _ := it.Value()
+	return int64(len(it.Key()) + len(v))
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // toLegacy makes dir look like a store of an older schema: the metadata
@@ -21,7 +23,7 @@ func toLegacy(t *testing.T, dir string, version int) {
 	t.Helper()
 	s := open(t, dir, Write)
 	defer mustClose(t, s)
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.eng.Update(func(txn kv.Txn) error {
 		type kv struct{ k, v []byte }
 		var metas, entries []kv
 		if err := eachMeta(txn, func(id sid, v []byte) error {
@@ -35,7 +37,7 @@ func toLegacy(t *testing.T, dir string, version int) {
 			if err != nil {
 				return err
 			}
-			v, err := item.ValueCopy(nil)
+			v, err := bytes.Clone(item), nil
 			entries = append(entries, kv{bytes.Clone(k), v})
 			return err
 		}); err != nil {
@@ -73,11 +75,11 @@ func toLegacy(t *testing.T, dir string, version int) {
 func legacyKeys(t *testing.T, s *Store) int {
 	t.Helper()
 	n := 0
-	if err := s.db.View(func(txn *badger.Txn) error {
+	if err := s.eng.View(func(txn kv.Txn) error {
 		if err := eachShardKey(txn, legacyShardPrefix, func([]byte) error { n++; return nil }); err != nil {
 			return err
 		}
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 			if hasKey(txn, legacyMetaKey(id)) {
 				n++
 			}
@@ -164,8 +166,8 @@ func TestLayoutMigrationKilledCopying(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gone sid
-	err = db.Update(func(txn *badger.Txn) error {
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 			v, err := valueOf(txn, legacyMetaKey(id))
 			if err != nil || v == nil {
 				return err
@@ -269,7 +271,7 @@ func TestLayoutMigrationMalformedMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(bad), []byte("{not json")) })
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error { return txn.Set(legacyMetaKey(bad), []byte("{not json")) })
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -305,7 +307,7 @@ func TestLayoutMigrationReservedID(t *testing.T) {
 		t.Fatal(err)
 	}
 	max := shardID(listingShards - 1)
-	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(max), []byte(`{}`)) })
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error { return txn.Set(legacyMetaKey(max), []byte(`{}`)) })
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -357,7 +359,7 @@ func TestSchema4Relisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := client.ParseID(m.ID)
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.eng.Update(func(txn kv.Txn) error {
 		if err := txn.Set(listingKey(id, updatedTime(m.UpdatedAt)), summaryV1(t, m)); err != nil {
 			return err
 		}

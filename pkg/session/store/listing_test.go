@@ -18,7 +18,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // listWorld drives random session operations through a Handle and keeps
@@ -501,10 +503,10 @@ func schemaOf(t *testing.T, dir string) string {
 	}
 	defer db.Close()
 	var v []byte
-	if err := db.View(func(txn *badger.Txn) error {
+	if err := badgerkv.New(db).View(func(txn kv.Txn) error {
 		item, err := txn.Get(schemaKey)
 		if err == nil {
-			v, err = item.ValueCopy(nil)
+			v, err = bytes.Clone(item), nil
 		}
 		return err
 	}); err != nil {

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // rawNode is node seq of session id as Badger holds it.
@@ -23,10 +22,10 @@ func rawNode(t *testing.T, s *Store, id string, seq uint64) []byte {
 	t.Helper()
 	key, _ := parseID(id)
 	var v []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		item, err := txn.Get(nodeKey(key, seq))
 		if err == nil {
-			v, err = item.ValueCopy(nil)
+			v, err = bytes.Clone(item), nil
 		}
 		return err
 	})
@@ -178,7 +177,7 @@ func TestRepeatsHintsChecked(t *testing.T) {
 	// later commit may overwrite it.
 	key, _ := parseID(id)
 	orphan := session.Child(&path[3], m.NextSeq, path[0].Msg)
-	if err := s.db.Update(func(txn *badger.Txn) error {
+	if err := s.eng.Update(func(txn kv.Txn) error {
 		return txn.Set(nodeKey(key, orphan.Seq), session.EncodeNode(&orphan))
 	}); err != nil {
 		t.Fatal(err)
@@ -270,10 +269,10 @@ func TestRepeatsCollected(t *testing.T) {
 			t.Errorf("the blob a kept message names: %q, %v", got, err)
 		}
 		key, _ := parseID(id)
-		if err := s.db.View(func(txn *badger.Txn) error {
+		if err := s.eng.View(func(txn kv.Txn) error {
 			_, err := txn.Get(nodeKey(key, path[0].Seq))
 			return err
-		}); !errors.Is(err, badger.ErrKeyNotFound) {
+		}); !errors.Is(err, kv.ErrNotFound) {
 			t.Errorf("the old path's first node: %v", err)
 		}
 		mustClose(t, s)
@@ -322,7 +321,7 @@ func TestRepeatsHintToRemovedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := parseID(id)
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(nodeKey(key, 3)) }); err != nil {
+	if err := s.eng.Update(func(txn kv.Txn) error { return txn.Delete(nodeKey(key, 3)) }); err != nil {
 		t.Fatal(err)
 	}
 	n := session.Child(&path[1], m.NextSeq, path[2].Msg)
@@ -349,7 +348,7 @@ func TestRepeatsBrokenReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		key, _ := parseID(id)
-		if err := s.db.Update(func(txn *badger.Txn) error {
+		if err := s.eng.Update(func(txn kv.Txn) error {
 			if name == "missing" {
 				if err := txn.Delete(nodeKey(key, 2)); err != nil {
 					return err
@@ -388,7 +387,7 @@ func TestRepeatsKeptHolder(t *testing.T) {
 	// Some garbage, so that the collection does its work.
 	key, _ := parseID(id)
 	leftover := session.Child(nil, m.NextSeq, userMsg("leftover"))
-	if err := s.db.Update(func(txn *badger.Txn) error {
+	if err := s.eng.Update(func(txn kv.Txn) error {
 		return txn.Set(nodeKey(key, leftover.Seq), session.EncodeNode(&leftover))
 	}); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // SalvageReport is what Salvage did: wc-store --salvage prints it.
@@ -284,7 +285,7 @@ func copyFile(from, to string) error {
 func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) error {
 	listed := map[sid]bool{}
 	ids := map[sid]bool{}
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn kv.Txn) error {
 		err := eachListingKey(txn, func(key []byte) error {
 			if len(key) == listingKeyLen {
 				listed[listingKeyID(key)] = true
@@ -294,7 +295,7 @@ func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) err
 		if err != nil {
 			return err
 		}
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
 			if !reservedID(id) {
 				ids[id] = true
 			}
@@ -320,7 +321,7 @@ func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) err
 		}
 		var problems []string
 		var meta bool
-		err := s.view(func(txn *badger.Txn) error {
+		err := s.view(func(txn kv.Txn) error {
 			var c sessionCounts
 			c, problems = checkSessionRange(txn, id)
 			meta = c.meta
@@ -381,12 +382,12 @@ func inDamaged(id sid, damaged []keyRange) string {
 func (s *Store) copySession(to *Store, id sid) error {
 	b := &keyBatch{s: to}
 	var metaVal []byte
-	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: sessionPrefix(id)})
+	err := s.view(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: sessionPrefix(id)})
 		defer it.Close()
 		for it.Seek(sessionPrefix(id)); it.Valid(); it.Next() {
-			key := it.Item().KeyCopy(nil)
-			v, err := itemValueCopy(it.Item())
+			key := bytes.Clone(it.Key())
+			v, err := iterValueCopy(it)
 			if err != nil {
 				return err
 			}
@@ -411,7 +412,7 @@ func (s *Store) copySession(to *Store, id sid) error {
 	if err != nil {
 		return corrupt(id, "its metadata does not read back")
 	}
-	err = to.db.Update(func(txn *badger.Txn) error { return putMeta(txn, id, &m, metaVal, summary) })
+	err = to.eng.Update(func(txn kv.Txn) error { return putMeta(txn, id, &m, metaVal, summary) })
 	if err == nil {
 		to.wrote.Store(true)
 	}

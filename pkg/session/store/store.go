@@ -17,10 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -213,6 +215,7 @@ type Store struct {
 	owner      int                   // the uid the store belongs to
 	otherOwner bool                  // another user's store, only read (Options.OtherOwner)
 	db         *badger.DB            // nil when a reader found no store
+	eng        kv.Engine             // the store's logic's way to db (badgerkv); nil with it
 	verified   map[uint64]tableStamp // the tables found verified at the open
 	reserved   bool                  // the lock file holds closeReserve (see space.go)
 	// poisoned: Badger panicked on damaged data and may hold its locks;
@@ -235,6 +238,14 @@ type Store struct {
 }
 
 func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
+
+// setDB makes db the handle's database, and the engine over it.
+func (s *Store) setDB(db *badger.DB) {
+	s.db, s.eng = db, nil
+	if db != nil {
+		s.eng = badgerkv.New(db)
+	}
+}
 
 // Open opens the store in Dir. A writer creates Dir (0700) when missing; a
 // reader never creates anything and sees an empty store instead.
@@ -436,11 +447,12 @@ func (s *Store) openWrite(deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.db, s.rw = db, true
+	s.setDB(db)
+	s.rw = true
 	s.holdCloseReserve()
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
-		s.db = nil
+		s.setDB(nil)
 		return err
 	}
 	return nil
@@ -478,10 +490,10 @@ func (s *Store) openRead(deadline time.Time) error {
 		}
 		return err
 	}
-	s.db = db
+	s.setDB(db)
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
-		s.db = nil
+		s.setDB(nil)
 		if errors.Is(err, errMigrate) {
 			return s.upgradeToMove(deadline)
 		}
@@ -652,17 +664,17 @@ func (s *Store) tryOpenBadger(opt badger.Options) (db *badger.DB, err error) {
 // reader of such a store gets errMigrate, and upgrades to do it.
 func (s *Store) checkSchema() error {
 	var raw []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		item, err := txn.Get(schemaKey)
 		if err != nil {
 			return err
 		}
-		raw, err = itemValueCopy(item)
+		raw, err = copyValue(item)
 		return err
 	})
 	var v schemaRecordJSON
 	switch {
-	case errors.Is(err, badger.ErrKeyNotFound):
+	case errors.Is(err, kv.ErrNotFound):
 		empty, err := s.empty()
 		if err != nil {
 			return mapErr("open", err)
@@ -716,10 +728,10 @@ var errMigrate = errors.New("store: written by an older wc")
 // empty reports whether the store holds no key at all.
 func (s *Store) empty() (bool, error) {
 	empty := true
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
+	err := s.eng.View(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{})
 		defer it.Close()
-		it.Rewind()
+		it.Seek(nil)
 		empty = !it.Valid()
 		return nil
 	})
@@ -753,7 +765,7 @@ func (s *Store) Close() error {
 	var first error
 	if s.poisoned.Load() {
 		// As a crash leaves it: Badger's next open recovers what it wrote.
-		s.db = nil
+		s.setDB(nil)
 		s.unlock()
 		return errPoisoned
 	}
@@ -762,7 +774,7 @@ func (s *Store) Close() error {
 			first = s.maintainGuarded()
 		}
 		if s.poisoned.Load() {
-			s.db = nil // left as a crash leaves it
+			s.setDB(nil) // left as a crash leaves it
 		}
 		if s.db != nil {
 			s.mapMu.Lock()
@@ -771,7 +783,7 @@ func (s *Store) Close() error {
 			if first == nil {
 				first = mapErr("close", err)
 			}
-			s.db = nil
+			s.setDB(nil)
 			s.mapMu.Unlock()
 			if err == nil {
 				s.recordVerified()
@@ -827,7 +839,7 @@ var (
 )
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(txn *badger.Txn) error) (err error) {
+func (s *Store) view(fn func(txn kv.Txn) error) (err error) {
 	switch {
 	case s.closed:
 		return errClosed
@@ -837,7 +849,7 @@ func (s *Store) view(fn func(txn *badger.Txn) error) (err error) {
 		return errNoStore
 	}
 	defer s.panicked("a read", &err)
-	return s.db.View(fn)
+	return s.eng.View(fn)
 }
 
 // errPoisoned answers every use of a handle after a panic.

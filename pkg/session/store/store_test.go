@@ -16,6 +16,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // branched is the tree 1 -> 2 -> {3 -> 6, 4 -> 5}, written in seq order.
@@ -179,7 +180,7 @@ func TestOrphansInvisible(t *testing.T) {
 	w := open(t, dir, Write)
 	key, _ := parseID(id)
 	orphans := chain(5, 50)[3:] // seqs 4 and 5, as if from an unfinished commit
-	if err := w.db.Update(func(txn *badger.Txn) error {
+	if err := w.eng.Update(func(txn kv.Txn) error {
 		for i := range orphans {
 			orphans[i].Msg = userMsg("orphan")
 			if err := txn.Set(nodeKey(key, orphans[i].Seq), session.EncodeNode(&orphans[i])); err != nil {
@@ -338,10 +339,10 @@ func TestDeleteAndBlobs(t *testing.T) {
 	}
 	key, _ := parseID(gone)
 	left := 0
-	_ = r.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: sessionPrefix(key)})
+	_ = r.eng.View(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: sessionPrefix(key)})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Seek(nil); it.Valid(); it.Next() {
 			left++
 		}
 		return nil
@@ -407,7 +408,7 @@ func TestSchemaNewer(t *testing.T) {
 	dir := t.TempDir()
 	w := open(t, dir, Write)
 	newer := fmt.Sprint(schemaVersion + 1)
-	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":`+newer+`}`)) }); err != nil {
+	if err := w.eng.Update(func(txn kv.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":`+newer+`}`)) }); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, w)

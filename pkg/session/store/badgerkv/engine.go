@@ -153,3 +153,7 @@ func (i *Iterator) Value() ([]byte, error) {
 // Item is the Badger item under the iterator, for the store's Badger-only
 // paths (versions, sizes).
 func (i *Iterator) Item() *badger.Item { return i.it.Item() }
+
+// EstimatedSize is what the entry takes in Badger's tables and value log
+// (Item.EstimatedSize), told without reading a value kept in the value log.
+func (i *Iterator) EstimatedSize() int64 { return i.it.Item().EstimatedSize() }
