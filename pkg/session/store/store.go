@@ -631,10 +631,10 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error
 			return nil, notStoreError(s.dir, false)
 		case errors.Is(err, ErrDamaged):
 			return nil, err
-		case isDamage(err):
-			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerMessage(err))
+		case badgerkv.IsDamage(err):
+			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerkv.Message(err))
 		case cannotWrite(err):
-			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerMessage(err))}
+			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerkv.Message(err))}
 		}
 		return nil, mapErr("open", err)
 	}

@@ -157,3 +157,11 @@ func (i *Iterator) Item() *badger.Item { return i.it.Item() }
 // EstimatedSize is what the entry takes in Badger's tables and value log
 // (Item.EstimatedSize), told without reading a value kept in the value log.
 func (i *Iterator) EstimatedSize() int64 { return i.it.Item().EstimatedSize() }
+
+// ReadVersion is the timestamp a transaction begun now reads at: every
+// commit moves it on, so equal versions are the same data.
+func (e *Engine) ReadVersion() uint64 {
+	txn := e.db.NewTransaction(false)
+	defer txn.Discard()
+	return txn.ReadTs()
+}
