@@ -40,8 +40,8 @@ func TestCommandsDoNotLinkTheStore(t *testing.T) {
 }
 
 // badgerImporters are the packages that may import Badger: its engine,
-// and the store for what is still to move behind it (the open path, the
-// integrity checks, salvage and the maintenance of a store directory).
+// and the store for what is still to move behind it (integrity.go's
+// manifest and table checks, salvage.go's table reading).
 var badgerImporters = map[string]bool{
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv": true,
 	"github.com/wctoolkit/wc/pkg/session/store":          true,

@@ -78,11 +78,13 @@ func Check(opts Options) (*CheckReport, error) {
 		return nil, err
 	}
 	defer st.Close()
-	if st.db == nil {
+	if st.eng == nil {
 		r.OK = true
 		return r, nil
 	}
-	if err := st.db.VerifyChecksum(); err != nil {
+	if d := st.maint(); d == nil {
+		r.add("", "the store's engine cannot check its tables")
+	} else if err := d.VerifyChecksum(); err != nil {
 		r.add("", "a table fails its checksums: %s", firstLineOf(err.Error()))
 	}
 	st.checkSessions(r)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,9 +35,9 @@ func BenchmarkChecksums(b *testing.B) {
 	create(b, appendDir, map[string][]session.Node{appendID: chain(2000, 1024)})
 	exportDir, exportID, size := exportSession(b)
 	listDir := listBenchStore(b, 10000, 8, 0)
-	defer func() { verifyReads = true }()
+	defer func() { badgerkv.VerifyReads = true }()
 	for _, m := range modes {
-		verifyReads = m.verify
+		badgerkv.VerifyReads = m.verify
 		b.Run("op=append/verify="+m.name, func(b *testing.B) {
 			s := open(b, appendDir, Write)
 			defer mustClose(b, s)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -161,7 +162,7 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 		if !ok {
 			return in, damaged("its table db/%06d.sst is missing", id)
 		}
-		if known[id] != stamp && verifyReads {
+		if known[id] != stamp && badgerkv.VerifyReads {
 			if err := verifyTable(tablePath(dbDir, id), m.Tables[id].Compression); err != nil {
 				return in, damaged("its table db/%06d.sst is damaged (%v)", id, err)
 			}
@@ -228,7 +229,7 @@ func verifyTable(path string, compression options.CompressionType) (err error) {
 			err = errors.New(firstLineOf(fmt.Sprint(r)))
 		}
 	}()
-	if _, err := table.OpenTable(mf, table.Options{ChkMode: options.OnTableAndBlockRead, BlockSize: blockSize, Compression: compression}); err != nil {
+	if _, err := table.OpenTable(mf, table.Options{ChkMode: options.OnTableAndBlockRead, BlockSize: badgerkv.BlockSize, Compression: compression}); err != nil {
 		return errors.New(firstLineOf(err.Error()))
 	}
 	return mf.Close(-1)
@@ -250,7 +251,7 @@ func readManifest(storeDir string) (badger.Manifest, error) {
 		return badger.Manifest{}, damaged("is damaged (no Badger header)")
 	}
 	switch ext := binary.BigEndian.Uint16(head[4:6]); {
-	case ext == externalMagic:
+	case ext == badgerkv.ExternalMagic:
 	case ext == 0:
 		return badger.Manifest{}, notStoreError(storeDir, false) // Badger's, not wc's
 	default:
@@ -259,7 +260,7 @@ func readManifest(storeDir string) (badger.Manifest, error) {
 	if _, err := fp.Seek(0, io.SeekStart); err != nil {
 		return badger.Manifest{}, mapErr("open", err)
 	}
-	m, _, err := badger.ReplayManifestFile(fp, externalMagic, badger.DefaultOptions("").WithLogger(nil))
+	m, _, err := badger.ReplayManifestFile(fp, badgerkv.ExternalMagic, badger.DefaultOptions("").WithLogger(nil))
 	if err != nil {
 		return badger.Manifest{}, damaged("is damaged (" + firstLineOf(err.Error()) + ")")
 	}

@@ -161,7 +161,7 @@ func TestLayoutMigrationKilledCopying(t *testing.T) {
 
 	// What a wc before schema 4 might do now: change every session's
 	// metadata, and delete one, under the old keys only.
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestLayoutKeyOrder(t *testing.T) {
 func TestLayoutMigrationMalformedMeta(t *testing.T) {
 	dir, w, want := legacyWorld(t, 7)
 	bad, _ := parseID(want[0].ID)
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestLayoutMigrationMalformedMeta(t *testing.T) {
 // one) stops the move before anything moved.
 func TestLayoutMigrationReservedID(t *testing.T) {
 	dir, _, _ := legacyWorld(t, 9)
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -497,7 +497,7 @@ func TestListingAskedWithTheHello(t *testing.T) {
 // would move an older one to this schema).
 func schemaOf(t *testing.T, dir string) string {
 	t.Helper()
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false)) // replays a killed writer
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false)) // replays a killed writer
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +146,7 @@ func TestCrashBeforeClose(t *testing.T) {
 	runKilledChild(t, "crash", dir)
 
 	// The case the reader's fallback exists for: ReadOnly refuses.
-	ro := badgerOptions(filepath.Join(dir, "db"), true, false)
+	ro := badgerkv.Options(filepath.Join(dir, "db"), true, false)
 	if db, err := badger.Open(ro); err == nil {
 		_ = db.Close()
 		t.Fatal("ReadOnly opened after a crash; the fallback is not exercised")

@@ -23,7 +23,7 @@ func (s *Store) Purge() error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	if s.db == nil {
+	if s.eng == nil {
 		return nil
 	}
 	live, err := s.liveRanges()
@@ -37,7 +37,7 @@ func (s *Store) Purge() error {
 	if err != nil {
 		return err
 	}
-	s.setDB(db)
+	s.setEngine(db)
 	s.wrote.Store(false)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -14,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/fb"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
@@ -101,7 +101,7 @@ func Salvage(opts Options, into string) (*SalvageReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if from.db != nil {
+	if from.eng != nil {
 		err = from.salvageInto(to, ranges, r)
 	}
 	if cerr := to.Close(); err == nil {
@@ -139,7 +139,7 @@ type keyRange struct{ first, last []byte }
 // that do not verify.
 func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRange, error) {
 	dbDir, to := filepath.Join(src, "db"), filepath.Join(scratch, "db")
-	fresh, err := badger.Open(badgerOptions(to, false, false))
+	fresh, err := badgerkv.Open(badgerkv.Config{Dir: to})
 	if err != nil {
 		return nil, mapErr("salvage", err)
 	}
@@ -245,7 +245,7 @@ func damagedRange(path string, comp options.CompressionType) (kr keyRange, ok bo
 		if err != nil {
 			return
 		}
-		t, err := table.OpenTable(mf, table.Options{ChkMode: options.OnBlockRead, BlockSize: blockSize, Compression: comp})
+		t, err := table.OpenTable(mf, table.Options{ChkMode: options.OnBlockRead, BlockSize: badgerkv.BlockSize, Compression: comp})
 		if err == nil {
 			kr.last = bytes.Clone(t.Biggest())
 			_ = mf.Close(-1)

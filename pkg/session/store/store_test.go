@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -384,7 +385,7 @@ func TestCommitRejects(t *testing.T) {
 	if _, err := w.Meta(id); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a rejected commit wrote something: %v", err)
 	}
-	big := make([]byte, maxValueSize+1)
+	big := make([]byte, badgerkv.MaxValueBytes+1)
 	if err := w.PutBlob(id, sha256.Sum256(big), big); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("oversized blob: %v", err)
 	}

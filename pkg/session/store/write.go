@@ -19,8 +19,13 @@ var testHookTxnCommitted func(n int)
 // last nodes (tests).
 var testMetaRedone atomic.Int64
 
-func tooLarge(what string, size int) error {
-	return fmt.Errorf("store: %s is too large (%d bytes; the limit is %d)", what, size, maxValueSize)
+// tooBig reports a value beyond the engine's largest (checked here
+// because Badger's own error embeds a hex dump of the value).
+func (s *Store) tooBig(what string, v []byte) error {
+	if limit := s.eng.Limits().MaxValueBytes; limit > 0 && len(v) > limit {
+		return fmt.Errorf("store: %s is too large (%d bytes; the limit is %d)", what, len(v), limit)
+	}
+	return nil
 }
 
 // Commit writes nodes and then the metadata with its listing entry, in one
@@ -54,8 +59,8 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 			return fmt.Errorf("store: session %s: node seq %d is outside 1..%d", id, n.Seq, meta.NextSeq-1)
 		}
 		vals[i] = session.EncodeNode(n)
-		if len(vals[i]) > maxValueSize {
-			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
+		if err := s.tooBig(fmt.Sprintf("node %d", n.Seq), vals[i]); err != nil {
+			return err
 		}
 	}
 	if err := s.shareRepeats(id, nodes, vals); err != nil {
@@ -68,8 +73,8 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		s.moved.Add(int64(size))
 	}
 	metaVal := session.EncodeMeta(meta)
-	if len(metaVal) > maxValueSize {
-		return tooLarge("session metadata", len(metaVal))
+	if err := s.tooBig("session metadata", metaVal); err != nil {
+		return err
 	}
 	if err := s.roomFor(size + 2*len(metaVal)); err != nil {
 		return err
@@ -207,8 +212,8 @@ func (s *Store) PutBlob(id string, sum [32]byte, data []byte) error {
 	if sha256.Sum256(data) != sum {
 		return errors.New("store: blob content does not match its sha256")
 	}
-	if len(data) > maxValueSize {
-		return tooLarge("blob", len(data))
+	if err := s.tooBig("blob", data); err != nil {
+		return err
 	}
 	if err := s.roomFor(len(data)); err != nil {
 		return err

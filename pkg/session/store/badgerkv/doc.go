@@ -1,7 +1,12 @@
 // Package badgerkv is the embedded Badger engine of the store: a kv.Engine
-// over one Badger database in a store directory, and the maintenance only
-// Badger has, which the store reaches through the optional interface it
-// type-asserts.
+// over one Badger database in a store directory (engine.go), the one
+// configuration every open agrees on and the open itself (options.go,
+// open.go), the classification of Badger's errors (errors.go), and the
+// maintenance only Badger has (maintain.go: level-0 merges, table counts,
+// pinning tables, checksums, the copy of a rebuild), which the store
+// reaches through an interface it type-asserts (store.dirEngine). The
+// store directory around the database (its lock, turnstile, recovery of a
+// rebuild, page release) is the store's.
 //
 // It is the only package that imports Badger (TestOnlyBadgerkvImportsBadger
 // in cmd/internal/tooltest holds that), and only the store and the
