@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/hex"
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 )
 
 // noisyChain is chain with incompressible text, so that tables fill up.

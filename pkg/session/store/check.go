@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
@@ -120,8 +121,8 @@ func checkFiles(dir string, owner int, r *CheckReport) (fatal bool) {
 			r.add("", "%s", err.Error())
 			return true
 		}
-		for _, id := range slices.Sorted(maps.Keys(m.Tables)) {
-			if _, err := tableIndex(filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))); err != nil {
+		for _, id := range slices.Sorted(maps.Keys(m)) {
+			if _, err := badgerkv.TableMaxVersion(filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))); err != nil {
 				r.add("", "table db/%06d.sst is damaged (%v)", id, err)
 				fatal = true
 			}

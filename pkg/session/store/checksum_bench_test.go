@@ -1,7 +1,6 @@
 package store
 
 import (
-	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 )
 
 // BenchmarkChecksums is what verifying every read costs (RELIABILITY.md,

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/wctoolkit/wc/pkg/session/store/kv"
-
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // schemaRecordJSON is the store's schema record. Legacy marks a store

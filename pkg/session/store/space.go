@@ -3,12 +3,12 @@ package store
 import (
 	"errors"
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 

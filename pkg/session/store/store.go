@@ -1,6 +1,11 @@
-// Package store persists sessions in an embedded Badger store that many
+// Package store persists sessions in a store directory that many
 // short-lived processes share, one at a time (DESIGN §3,
-// reference/badger.md). It is the only importer of Badger.
+// reference/badger.md). Its logic (key layout, listing shards, shared-tail
+// references, gc, blobs, reads and writes) is written over kv.Engine; the
+// database is badgerkv's Badger engine, the only importer of Badger, whose
+// maintenance it reaches through dirEngine (maintain.go). The directory
+// around the database (lock, turnstile, recovery, integrity checks of its
+// files, salvage) is this package's.
 package store
 
 import (
@@ -19,7 +24,6 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
-
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 

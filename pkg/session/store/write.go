@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/wctoolkit/wc/pkg/session/store/kv"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // testHookTxnCommitted lets the crash test die between the transactions of
