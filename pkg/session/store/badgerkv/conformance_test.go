@@ -11,14 +11,12 @@ import (
 )
 
 // TestConformance runs the engine suite over a Badger database in a temp
-// dir, with Badger's defaults and with a memtable as small as the store's
-// (whose transactions are 15% of it, so its limits are reached soon).
+// dir, with Badger's defaults and with the store's options (a small
+// memtable, whose transactions are 15% of it: its limits come soon).
 func TestConformance(t *testing.T) {
 	for name, opt := range map[string]func(dir string) badger.Options{
-		"Defaults": func(dir string) badger.Options { return badger.DefaultOptions(dir) },
-		"SmallMemtable": func(dir string) badger.Options {
-			return badger.DefaultOptions(dir).WithMemTableSize(4 << 20).WithValueThreshold(64 << 10).WithValueLogFileSize(64 << 20)
-		},
+		"Defaults":     func(dir string) badger.Options { return badger.DefaultOptions(dir) },
+		"StoreOptions": func(dir string) badger.Options { return badgerkv.Options(dir, false, false) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			kvtest.Run(t, func(t *testing.T) kv.Engine {

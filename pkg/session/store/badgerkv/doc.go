@@ -8,10 +8,10 @@
 // store directory around the database (its lock, turnstile, recovery of a
 // rebuild, page release) is the store's.
 //
-// It is the only package that imports Badger (TestOnlyBadgerkvImportsBadger
-// in cmd/internal/tooltest holds that), and only the store and the
-// commands that open a store directory themselves (wc-store, wc-compact)
-// may import it.
+// It is the only package that imports Badger, and only the store may
+// import it, so that only the commands that open a store directory
+// themselves (wc-store, wc-compact) link Badger: TestOnlyBadgerkvImportsBadger
+// in cmd/wc-store holds both.
 //
 // Transactions are Badger's: a View or an Update sees one snapshot, and an
 // Update fails with kv.ErrConflict when a key it read changed. Badger also
