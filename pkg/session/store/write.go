@@ -28,7 +28,8 @@ func (s *Store) tooBig(what string, v []byte) error {
 }
 
 // Commit writes nodes and then the metadata with its listing entry, in one
-// transaction when they fit in the engine's (ErrTooBig otherwise). Else the nodes go in as many transactions as needed and the
+// transaction when they fit in one of the engine's (kv.ErrTooBig tells).
+// Otherwise the nodes go in as many transactions as needed and the
 // metadata last in its own: readers only follow seqs below meta.NextSeq
 // reachable from meta.Head, so a crash in between leaves invisible orphans
 // that later appends overwrite. Every value is encoded and checked before
@@ -83,67 +84,58 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
 	}
 
-	// In one transaction when it all fits.
-	errMetaTooBig := errors.New("the metadata does not fit beside the nodes")
-	err = s.eng.Update(func(txn kv.Txn) error {
-		for i := range nodes {
-			if err := txn.Set(nodeKey(id, nodes[i].Seq), vals[i]); err != nil {
-				return err
-			}
-		}
-		if err := putMeta(txn, id, meta, metaVal, summary); errors.Is(err, kv.ErrTooBig) {
-			return errMetaTooBig
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	if err == nil {
-		s.wrote.Store(true)
-		s.lastTxns.Store(1)
-		return nil
-	}
-	if !errors.Is(err, kv.ErrTooBig) && !errors.Is(err, errMetaTooBig) {
-		return mapErr("commit", err)
-	}
-	if errors.Is(err, errMetaTooBig) {
-		testMetaRedone.Add(1)
-	}
-	// Else the nodes first, in as many transactions as they fill, and the
-	// metadata with its listing entry alone in the last: the commit point.
+	// In one transaction when it all fits. Else the nodes in as many as
+	// they fill, and the metadata with its listing entry alone in the
+	// last: the commit point.
 	txns := 0
-	for first := 0; first < len(nodes); {
-		next := first
+	metaAlone := false
+	for first := 0; ; {
+		next, metaIn := first, false
 		err := s.eng.Update(func(txn kv.Txn) error {
 			for next = first; next < len(nodes); next++ {
 				err := txn.Set(nodeKey(id, nodes[next].Seq), vals[next])
 				if errors.Is(err, kv.ErrTooBig) && next > first {
-					return nil // commit those that fit
+					return nil // commit the nodes that fit
 				}
 				if err != nil {
 					return err
 				}
 			}
-			return nil
+			if metaAlone && next > first {
+				return nil
+			}
+			err := putMeta(txn, id, meta, metaVal, summary)
+			if errors.Is(err, kv.ErrTooBig) && next > first {
+				return errMetaTooBig // nothing committed: the nodes again, alone
+			}
+			metaIn = err == nil
+			return err
 		})
+		if errors.Is(err, errMetaTooBig) {
+			testMetaRedone.Add(1)
+			metaAlone = true
+			continue
+		}
 		if err != nil {
 			return mapErr("commit", err)
 		}
-		first = next
 		txns++
 		s.wrote.Store(true)
+		if metaIn {
+			break
+		}
+		metaAlone, first = true, next
 		if testHookTxnCommitted != nil {
 			testHookTxnCommitted(txns)
 		}
 	}
-	err = s.eng.Update(func(txn kv.Txn) error { return putMeta(txn, id, meta, metaVal, summary) })
-	if err != nil {
-		return mapErr("commit", err)
-	}
-	s.wrote.Store(true)
-	s.lastTxns.Store(int64(txns + 1))
+	s.lastTxns.Store(int64(txns))
 	return nil
 }
+
+// errMetaTooBig ends a Commit's transaction whose metadata does not fit
+// beside its nodes.
+var errMetaTooBig = errors.New("store: the metadata does not fit beside the nodes")
 
 // errNoSession ends the transaction of a removal that found no session.
 var errNoSession = errors.New("store: no such session")
