@@ -3,6 +3,7 @@ package main
 import (
 	"debug/buildinfo"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +35,41 @@ func TestCommandsDoNotLinkTheStore(t *testing.T) {
 		}
 		if want := name == "wc-store" || name == "wc-compact"; links != want {
 			t.Errorf("%s links Badger: %v, want %v", name, links, want)
+		}
+	}
+}
+
+// badgerkv is the one package that may import Badger.
+const badgerkv = "github.com/wctoolkit/wc/pkg/session/store/badgerkv"
+
+// TestOnlyBadgerkvImportsBadger: no other package of the module imports
+// Badger, and only wc-store and wc-compact depend on it (go list -deps,
+// the build's view, beside the binaries' own in
+// TestCommandsDoNotLinkTheStore).
+func TestOnlyBadgerkvImportsBadger(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "github.com/wctoolkit/wc/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "github.com/dgraph-io/badger") && pkg != badgerkv {
+				t.Errorf("%s imports %s: only the Badger engine (pkg/session/store/badgerkv) may", pkg, imp)
+			}
+		}
+	}
+	for _, name := range tool.Commands {
+		out, err := exec.Command("go", "list", "-deps", "github.com/wctoolkit/wc/cmd/"+name).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", name, err)
+		}
+		links := false
+		for _, dep := range strings.Fields(string(out)) {
+			links = links || strings.HasPrefix(dep, "github.com/dgraph-io/badger")
+		}
+		if want := name == "wc-store" || name == "wc-compact"; links != want {
+			t.Errorf("%s depends on Badger: %v, want %v", name, links, want)
 		}
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 )
 
 // noisyChain is chain with incompressible text, so that tables fill up.
@@ -131,19 +131,6 @@ func TestBulkSettle(t *testing.T) {
 	}
 }
 
-// Badger's cache advice, printed every minute of a long batch, is dropped;
-// other warnings pass, one line each.
-func TestWarnLoggerDropsCacheAdvice(t *testing.T) {
-	var buf strings.Builder
-	l := warnLogger{w: &buf}
-	l.Warningf("%s might be too small. Metrics: %s\n", "Block cache", "hit: 1 miss: 99")
-	l.Warningf("Cache life expectancy (in seconds): %+v\n", "histogram\nlines")
-	l.Warningf("While running doCompact: %v\n", "disk full")
-	if got, want := buf.String(), "wc: badger: While running doCompact: disk full\n"; got != want {
-		t.Errorf("logged %q, want %q", got, want)
-	}
-}
-
 // No writer compacts in the background: level 0 grows with the memtables a
 // long-lived writer flushes until tidy (or Close) merges it, and what was
 // written stays readable.
@@ -194,7 +181,7 @@ func TestMergeIntoTheStoreLevel(t *testing.T) {
 	createNoisy(t, dir, rng, 28, 128) // 112 MB: the old base level would be two levels up
 	s := open(t, dir, Write)
 	defer mustClose(t, s)
-	levels := s.db.Levels()
+	levels := s.eng.(*badgerkv.Engine).DB().Levels()
 	last := levels[len(levels)-1]
 	if last.Size < 100<<20 {
 		t.Fatalf("the store's level holds %d MB, too little for the test", last.Size>>20)

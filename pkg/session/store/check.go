@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -80,11 +80,13 @@ func Check(opts Options) (*CheckReport, error) {
 		return nil, err
 	}
 	defer st.Close()
-	if st.db == nil {
+	if st.eng == nil {
 		r.OK = true
 		return r, nil
 	}
-	if err := st.db.VerifyChecksum(); err != nil {
+	if d := st.maint(); d == nil {
+		r.add("", "the store's engine cannot check its tables")
+	} else if err := d.VerifyChecksum(); err != nil {
 		r.add("", "a table fails its checksums: %s", firstLineOf(err.Error()))
 	}
 	st.checkSessions(r)
@@ -120,8 +122,8 @@ func checkFiles(dir string, owner int, r *CheckReport) (fatal bool) {
 			r.add("", "%s", err.Error())
 			return true
 		}
-		for _, id := range slices.Sorted(maps.Keys(m.Tables)) {
-			if _, err := tableIndex(filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))); err != nil {
+		for _, id := range slices.Sorted(maps.Keys(m)) {
+			if _, err := badgerkv.TableMaxVersion(filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))); err != nil {
 				r.add("", "table db/%06d.sst is damaged (%v)", id, err)
 				fatal = true
 			}
@@ -158,8 +160,8 @@ func checkRecorded(dbDir string, recorded map[string]uint32, r *CheckReport) {
 
 // checkSessions checks every session's records.
 func (s *Store) checkSessions(r *CheckReport) {
-	err := s.view(func(txn *badger.Txn) error {
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+	err := s.view(func(txn kv.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
 			if reservedID(id) {
 				return nil // a listing shard: CheckListing's
 			}
@@ -197,7 +199,7 @@ type checkedNode struct {
 
 // checkSessionRange reads every record of session id (blobs, nodes, the
 // metadata) and returns what is wrong with them.
-func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
+func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 	var c sessionCounts
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -205,11 +207,11 @@ func checkSessionRange(txn *badger.Txn, id sid) (sessionCounts, []string) {
 	nodes := map[uint64]*checkedNode{}
 	var meta *session.Meta
 	prefix := sessionPrefix(id)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	it := txn.Iterate(kv.IterOptions{Prefix: prefix})
 	defer it.Close()
 	for it.Seek(prefix); it.Valid(); it.Next() {
-		key := it.Item().Key()
-		err := itemValue(it.Item(), func(v []byte) error {
+		key := it.Key()
+		err := iterValue(it, func(v []byte) error {
 			switch {
 			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagBlob:
 				c.blobs++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/render"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 )
 
 // BenchmarkChecksums is what verifying every read costs (RELIABILITY.md,
@@ -35,9 +36,9 @@ func BenchmarkChecksums(b *testing.B) {
 	create(b, appendDir, map[string][]session.Node{appendID: chain(2000, 1024)})
 	exportDir, exportID, size := exportSession(b)
 	listDir := listBenchStore(b, 10000, 8, 0)
-	defer func() { verifyReads = true }()
+	defer func() { badgerkv.VerifyReads = true }()
 	for _, m := range modes {
-		verifyReads = m.verify
+		badgerkv.VerifyReads = m.verify
 		b.Run("op=append/verify="+m.name, func(b *testing.B) {
 			s := open(b, appendDir, Write)
 			defer mustClose(b, s)

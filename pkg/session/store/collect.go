@@ -6,9 +6,9 @@ import (
 	"errors"
 	"maps"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -43,18 +43,17 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}
 	var orphans [][]byte
-	err = s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+	err = s.view(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			seq, ok := keySeq(item.Key())
+		for it.Seek(nil); it.Valid(); it.Next() {
+			seq, ok := keySeq(it.Key())
 			if !ok || seq == 0 || seq >= m.NextSeq {
-				orphans = append(orphans, item.KeyCopy(nil))
-				freed.Bytes += item.EstimatedSize()
+				orphans = append(orphans, bytes.Clone(it.Key()))
+				freed.Bytes += entrySize(it)
 				continue
 			}
-			if err := itemValue(item, func(v []byte) error {
+			if err := iterValue(it, func(v []byte) error {
 				h, _, err := record.DecodeNodeHeader(v)
 				parents[seq] = h.Parent
 				if h.Same != 0 {
@@ -64,7 +63,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 			}); err != nil {
 				return err
 			}
-			size[seq] = item.EstimatedSize()
+			size[seq] = entrySize(it)
 		}
 		return nil
 	})
@@ -122,19 +121,19 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	if testHookMaterialized != nil {
 		testHookMaterialized()
 	}
-	wb := s.db.NewWriteBatch()
+	// Deleted in as many transactions as it takes: what a crash midway
+	// leaves is garbage the next run finds again.
+	b := &keyBatch{s: s}
 	for _, keys := range [][][]byte{garbage, orphans, blobs} {
 		for _, k := range keys {
-			if err := wb.Delete(k); err != nil {
-				wb.Cancel()
+			if err := b.del(k); err != nil {
 				return freed, mapErr("gc", err)
 			}
 		}
 	}
-	if err := wb.Flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return freed, mapErr("gc", err)
 	}
-	s.wrote.Store(true)
 	return freed, nil
 }
 
@@ -143,25 +142,25 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 	var blobs [][]byte
 	var total int64
 	sizes := map[string]int64{}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		prefix := append(sessionPrefix(key), tagBlob)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		it := txn.Iterate(kv.IterOptions{Prefix: prefix})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			sizes[string(it.Item().KeyCopy(nil))] = it.Item().EstimatedSize()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			sizes[string(bytes.Clone(it.Key()))] = entrySize(it)
 		}
 		if len(sizes) == 0 {
 			return nil
 		}
 		referenced := map[string]bool{}
-		it2 := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		it2 := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
 		defer it2.Close()
-		for it2.Rewind(); it2.Valid(); it2.Next() {
-			seq, ok := keySeq(it2.Item().Key())
+		for it2.Seek(nil); it2.Valid(); it2.Next() {
+			seq, ok := keySeq(it2.Key())
 			if !ok || !kept[seq] {
 				continue
 			}
-			if err := itemValue(it2.Item(), func(v []byte) error {
+			if err := iterValue(it2, func(v []byte) error {
 				for rest := v; ; {
 					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {
@@ -198,15 +197,17 @@ func (s *Store) materialize(key sid, seqs []uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
-	wb := s.db.NewWriteBatch()
-	err := s.db.View(func(txn *badger.Txn) error {
+	// Each rewrite stands alone (a reference or the node it stands for,
+	// the same message), so any number of transactions keeps that.
+	b := &keyBatch{s: s}
+	err := s.eng.View(func(txn kv.Txn) error {
 		for _, seq := range seqs {
 			item, err := txn.Get(nodeKey(key, seq))
 			if err != nil {
 				return err
 			}
 			var full []byte
-			if err := itemValue(item, func(v []byte) error {
+			if err := useValue(item, func(v []byte) error {
 				full, err = resolveRef(txn, key, seq, v)
 				if err == nil {
 					full = bytes.Clone(full)
@@ -215,19 +216,17 @@ func (s *Store) materialize(key sid, seqs []uint64) error {
 			}); err != nil {
 				return err
 			}
-			if err := wb.Set(nodeKey(key, seq), full); err != nil {
+			if err := b.set(nodeKey(key, seq), full); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		err = b.flush()
+	}
 	if err != nil {
-		wb.Cancel()
 		return mapErr("gc", err)
 	}
-	if err := wb.Flush(); err != nil {
-		return mapErr("gc", err)
-	}
-	s.wrote.Store(true)
 	return s.syncNow()
 }

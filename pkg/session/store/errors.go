@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,10 +9,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/y"
-
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Sentinels for errors.Is. The errors returned carry their own text (commands
@@ -63,17 +63,17 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
 		return err
 	}
-	if isDamage(err) {
+	if badgerkv.IsDamage(err) {
 		return damagedRead(op, err)
 	}
 	if isNoSpace(err) {
 		return &client.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
 			Hints: []string{"free space on that file system and try again"}}
 	}
-	if errors.Is(err, badger.ErrConflict) {
+	if errors.Is(err, kv.ErrConflict) {
 		return fmt.Errorf("store: %s failed: conflicting concurrent update", op)
 	}
-	if errors.Is(err, badger.ErrTxnTooBig) {
+	if errors.Is(err, kv.ErrTooBig) {
 		return fmt.Errorf("store: %s failed: transaction too big", op)
 	}
 	// Our own file system calls: their text is a path and an errno.
@@ -86,62 +86,16 @@ func mapErr(op string, err error) error {
 	if errors.As(err, &errno) {
 		return fmt.Errorf("store: %s failed: %w", op, errno)
 	}
-	msg := badgerMessage(err)
+	msg := badgerkv.Message(err)
 	if strings.Contains(msg, " exceeded ") {
 		return fmt.Errorf("store: %s failed: value too large", op)
 	}
 	return fmt.Errorf("store: %s failed: %s", op, msg)
 }
 
-// badgerMessage is one line for an error of Badger's: its errors are
-// chains of contexts ("cannot create memtable err: newMemTable err: …
-// err: open …: permission denied"), sometimes on several lines, and may
-// end in a hex dump of a value (transcript content). The line keeps the
-// outermost context and the cause, and at most maxLen bytes.
-func badgerMessage(err error) string {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	if parts := strings.Split(msg, " err: "); len(parts) > 1 {
-		msg = parts[0] + " (" + parts[len(parts)-1] + ")"
-	}
-	const maxLen = 240
-	if len(msg) > maxLen {
-		msg = strings.ToValidUTF8(msg[:maxLen], "") + "…"
-	}
-	return msg
-}
-
-// damageSigns are the words of Badger's errors for data that fails its
-// checks: a checksum, a length, a table or value the store's own records
-// point at and cannot find.
-var damageSigns = []string{
-	"checksum mismatch", "Checksum mismatch", "failed to read index", "failed to initialize table",
-	"invalid checksum length", "file does not exist for table", "Invalid read", "Invalid value pointer offset",
-	"End of file", "failed to decompress", "corrupt input", "Encryption key mismatch", "Invalid datakey id",
-	"MANIFEST invalid", "MANIFEST removes non-existing table", "Manifest file might be corrupted",
-	"block out of index", "manifest has bad magic", "Unable to read", "while reading block",
-	"sanity text", "reading IV for key registry", "keyRegistryIterator",
-}
-
-// isDamage tells Badger's error for a damaged file.
-func isDamage(err error) bool {
-	if errors.Is(err, y.ErrChecksumMismatch) || errors.Is(err, y.ErrEOF) {
-		return true
-	}
-	msg := err.Error()
-	for _, s := range damageSigns {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // damagedRead is the error of a read that found a damaged file.
 func damagedRead(op string, err error) error {
-	msg := badgerMessage(err)
+	msg := badgerkv.Message(err)
 	return &client.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
 }
 
@@ -164,21 +118,49 @@ func (s *Store) panicked(op string, err *error) {
 // holds something, so an empty one is a damaged store.
 var errLostValue = &client.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: client.ErrDamaged}
 
-// itemValue is item.Value, refusing an empty value (errLostValue).
-func itemValue(item *badger.Item, fn func(v []byte) error) error {
-	return item.Value(func(v []byte) error {
-		if len(v) == 0 {
-			return errLostValue
-		}
-		return fn(v)
-	})
+// useValue runs fn on a value read from the engine, refusing an empty one
+// (errLostValue).
+func useValue(v []byte, fn func(v []byte) error) error {
+	if len(v) == 0 {
+		return errLostValue
+	}
+	return fn(v)
 }
 
-// itemValueCopy is item.ValueCopy, refusing an empty value.
-func itemValueCopy(item *badger.Item) ([]byte, error) {
-	v, err := item.ValueCopy(nil)
-	if err == nil && len(v) == 0 {
-		err = errLostValue
+// copyValue is a copy of a value read from the engine, refusing an empty
+// one.
+func copyValue(v []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return nil, errLostValue
 	}
-	return v, err
+	return bytes.Clone(v), nil
+}
+
+// iterValue is useValue for the iterator's value.
+func iterValue(it kv.Iterator, fn func(v []byte) error) error {
+	v, err := it.Value()
+	if err != nil {
+		return err
+	}
+	return useValue(v, fn)
+}
+
+// iterValueCopy is copyValue for the iterator's value.
+func iterValueCopy(it kv.Iterator) ([]byte, error) {
+	v, err := it.Value()
+	if err != nil {
+		return nil, err
+	}
+	return copyValue(v)
+}
+
+// entrySize is what an entry takes in the store, as the engine counts it
+// when it can tell (Badger: a value in its value log counts there, not in
+// the tables), else the key and value.
+func entrySize(it kv.Iterator) int64 {
+	if e, ok := it.(interface{ EstimatedSize() int64 }); ok {
+		return e.EstimatedSize()
+	}
+	v, _ := it.Value()
+	return int64(len(it.Key()) + len(v))
 }

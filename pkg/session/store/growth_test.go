@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Each writing process leaves one L0 table; without the Flatten policy 200
@@ -108,7 +107,7 @@ func TestGrowthRebuild(t *testing.T) {
 	if err := r.CheckListing(); err != nil {
 		t.Error(err)
 	}
-	if err := r.db.View(func(txn *badger.Txn) error { _, err := txn.Get(schemaKey); return err }); err != nil {
+	if err := r.eng.View(func(txn kv.Txn) error { _, err := txn.Get(schemaKey); return err }); err != nil {
 		t.Errorf("schema record lost in the rebuild: %v", err)
 	}
 	mustClose(t, r)

@@ -15,15 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/fb"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/dgraph-io/badger/v4/table"
-	"github.com/dgraph-io/badger/v4/y"
-	"github.com/dgraph-io/ristretto/v2/z"
-	"google.golang.org/protobuf/proto"
-
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -155,14 +147,14 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 	if err != nil {
 		return in, err
 	}
-	in.verified = make(map[uint64]tableStamp, len(m.Tables))
-	for _, id := range slices.Sorted(maps.Keys(m.Tables)) {
+	in.verified = make(map[uint64]tableStamp, len(m))
+	for _, id := range slices.Sorted(maps.Keys(m)) {
 		stamp, ok := files.tables[id]
 		if !ok {
 			return in, damaged("its table db/%06d.sst is missing", id)
 		}
-		if known[id] != stamp && verifyReads {
-			if err := verifyTable(tablePath(dbDir, id), m.Tables[id].Compression); err != nil {
+		if known[id] != stamp && badgerkv.VerifyReads {
+			if err := badgerkv.VerifyTable(tablePath(dbDir, id), m[id]); err != nil {
 				return in, damaged("its table db/%06d.sst is damaged (%v)", id, err)
 			}
 		}
@@ -170,7 +162,7 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 	}
 	var unlisted []uint64
 	for id := range files.tables {
-		if _, ok := m.Tables[id]; !ok {
+		if _, ok := m[id]; !ok {
 			unlisted = append(unlisted, id)
 		}
 	}
@@ -199,47 +191,12 @@ func tablePath(dbDir string, id uint64) string {
 	return filepath.Join(dbDir, fmt.Sprintf("%06d.sst", id))
 }
 
-// verifyTable reads a whole table as Badger does, checking its index and
-// every block against their checksums. Badger's table code panics on some
-// damage before its checks; here, on this goroutine, that is recovered.
-func verifyTable(path string, compression options.CompressionType) (err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	if _, _, err := tableFooter(f, fi.Size()); err != nil {
-		f.Close()
-		return err
-	}
-	mf, err := z.OpenMmapFileUsing(f, 0, false)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	// On a failure Badger may or may not have unmapped the table; the
-	// mapping is left then rather than unmapped twice.
-	defer func() {
-		if r := recover(); r != nil {
-			err = errors.New(firstLineOf(fmt.Sprint(r)))
-		}
-	}()
-	if _, err := table.OpenTable(mf, table.Options{ChkMode: options.OnTableAndBlockRead, BlockSize: blockSize, Compression: compression}); err != nil {
-		return errors.New(firstLineOf(err.Error()))
-	}
-	return mf.Close(-1)
-}
-
 // readManifest replays db/MANIFEST as Badger does, without writing it.
-func readManifest(storeDir string) (badger.Manifest, error) {
+func readManifest(storeDir string) (map[uint64]badgerkv.Compression, error) {
 	path := filepath.Join(storeDir, "db", "MANIFEST")
 	fp, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
-		return badger.Manifest{}, mapErr("open", err)
+		return nil, mapErr("open", err)
 	}
 	defer fp.Close()
 	damaged := func(what string) error {
@@ -247,83 +204,23 @@ func readManifest(storeDir string) (badger.Manifest, error) {
 	}
 	var head [8]byte
 	if _, err := io.ReadFull(fp, head[:]); err != nil || string(head[:4]) != "Bdgr" {
-		return badger.Manifest{}, damaged("is damaged (no Badger header)")
+		return nil, damaged("is damaged (no Badger header)")
 	}
 	switch ext := binary.BigEndian.Uint16(head[4:6]); {
-	case ext == externalMagic:
+	case ext == badgerkv.ExternalMagic:
 	case ext == 0:
-		return badger.Manifest{}, notStoreError(storeDir, false) // Badger's, not wc's
+		return nil, notStoreError(storeDir, false) // Badger's, not wc's
 	default:
-		return badger.Manifest{}, damaged("is damaged (its header)")
+		return nil, damaged("is damaged (its header)")
 	}
 	if _, err := fp.Seek(0, io.SeekStart); err != nil {
-		return badger.Manifest{}, mapErr("open", err)
+		return nil, mapErr("open", err)
 	}
-	m, _, err := badger.ReplayManifestFile(fp, externalMagic, badger.DefaultOptions("").WithLogger(nil))
+	m, err := badgerkv.ReplayManifest(fp)
 	if err != nil {
-		return badger.Manifest{}, damaged("is damaged (" + firstLineOf(err.Error()) + ")")
+		return nil, damaged("is damaged (" + firstLineOf(err.Error()) + ")")
 	}
 	return m, nil
-}
-
-// maxChecksumLen bounds a table's encoded checksum (an algorithm and a
-// uint64: a dozen bytes).
-const maxChecksumLen = 64
-
-// tableFooter reads a table's index and checksum positions.
-func tableFooter(f *os.File, size int64) (indexStart int64, cksum []byte, err error) {
-	if size < 8 {
-		return 0, nil, errors.New("too short")
-	}
-	var n [4]byte
-	if _, err := f.ReadAt(n[:], size-4); err != nil {
-		return 0, nil, err
-	}
-	cl := int64(binary.BigEndian.Uint32(n[:]))
-	if cl == 0 || cl > maxChecksumLen || cl > size-8 {
-		return 0, nil, errors.New("bad checksum length")
-	}
-	cksum = make([]byte, cl)
-	if _, err := f.ReadAt(cksum, size-4-cl); err != nil {
-		return 0, nil, err
-	}
-	if _, err := f.ReadAt(n[:], size-8-cl); err != nil {
-		return 0, nil, err
-	}
-	il := int64(binary.BigEndian.Uint32(n[:]))
-	if il == 0 || il > size-8-cl {
-		return 0, nil, errors.New("bad index length")
-	}
-	return size - 8 - cl - il, cksum, nil
-}
-
-// tableIndex reads and verifies a table's index.
-func tableIndex(path string) (*fb.TableIndex, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	start, raw, err := tableFooter(f, fi.Size())
-	if err != nil {
-		return nil, err
-	}
-	var sum pb.Checksum
-	if err := proto.Unmarshal(raw, &sum); err != nil {
-		return nil, errors.New("bad checksum")
-	}
-	data := make([]byte, fi.Size()-8-int64(len(raw))-start)
-	if _, err := f.ReadAt(data, start); err != nil {
-		return nil, err
-	}
-	if err := y.VerifyChecksum(data, &sum); err != nil {
-		return nil, errors.New("its index fails its checksum")
-	}
-	return fb.GetRootAsTableIndex(data, 0), nil
 }
 
 // checkUnlisted refuses the store when a table the MANIFEST does not list
@@ -331,19 +228,19 @@ func tableIndex(path string) (*fb.TableIndex, error) {
 // short at a record's end, which Badger takes for a clean end), and Badger
 // would delete it. A leftover of a killed merge holds older data; one
 // whose index does not verify was being written when its writer died.
-func checkUnlisted(storeDir string, m badger.Manifest, unlisted []uint64) error {
+func checkUnlisted(storeDir string, m map[uint64]badgerkv.Compression, unlisted []uint64) error {
 	dbDir := filepath.Join(storeDir, "db")
 	var listedMax uint64
-	for id := range m.Tables {
-		idx, err := tableIndex(tablePath(dbDir, id))
+	for id := range m {
+		v, err := badgerkv.TableMaxVersion(tablePath(dbDir, id))
 		if err != nil {
 			return client.DamagedStore(storeDir, fmt.Sprintf("its table db/%06d.sst is damaged (%v)", id, err))
 		}
-		listedMax = max(listedMax, idx.MaxVersion())
+		listedMax = max(listedMax, v)
 	}
 	for _, id := range unlisted {
-		idx, err := tableIndex(tablePath(dbDir, id))
-		if err == nil && idx.MaxVersion() > listedMax {
+		v, err := badgerkv.TableMaxVersion(tablePath(dbDir, id))
+		if err == nil && v > listedMax {
 			return client.DamagedStore(storeDir, fmt.Sprintf("its db/MANIFEST does not list db/%06d.sst, which holds its latest writes", id))
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
-
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -25,7 +24,7 @@ func schemaRecord(legacy bool) []byte {
 }
 
 func (s *Store) stampSchema(legacy bool) error {
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.eng.Update(func(txn kv.Txn) error {
 		return txn.Set(schemaKey, schemaRecord(legacy))
 	})
 	if err == nil {
@@ -45,7 +44,7 @@ func (s *Store) migrate() error {
 	b := &keyBatch{s: s, hook: testHookMoveBatch}
 	// A session of an id this layout reserves would become a shard. No wc
 	// makes one (its ids are UUID v4); refuse before anything moves.
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		for n := range listingShards {
 			if hasKey(txn, legacyMetaKey(shardID(n))) {
 				return fmt.Errorf("store: session %s has an id wc now reserves; export it with the wc that wrote it", shardID(n))
@@ -55,8 +54,8 @@ func (s *Store) migrate() error {
 		return eachListingKey(txn, func(key []byte) error { return b.del(key) })
 	})
 	if err == nil {
-		err = s.db.View(func(txn *badger.Txn) error {
-			return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+		err = s.eng.View(func(txn kv.Txn) error {
+			return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 				old, err := valueOf(txn, legacyMetaKey(id))
 				if err != nil || old == nil {
 					if err == nil && hasKey(txn, metaKey(id)) {
@@ -95,7 +94,7 @@ func (s *Store) migrate() error {
 // by the next writer: the schema record moves on only after it.
 func (s *Store) relist() error {
 	b := &keyBatch{s: s}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		return eachMeta(txn, func(id sid, v []byte) error {
 			m, err := record.DecodeMeta(v)
 			if err != nil {
@@ -114,11 +113,11 @@ func (s *Store) relist() error {
 // the store as holding none.
 func (s *Store) dropLegacy() error {
 	b := &keyBatch{s: s, hook: testHookDropBatch}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		if err := eachShardKey(txn, legacyShardPrefix, func(key []byte) error { return b.del(key) }); err != nil {
 			return err
 		}
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 			if hasKey(txn, legacyMetaKey(id)) {
 				return b.del(legacyMetaKey(id))
 			}
@@ -135,18 +134,18 @@ func (s *Store) dropLegacy() error {
 }
 
 // valueOf is a copy of key's value, nil when there is none.
-func valueOf(txn *badger.Txn, key []byte) ([]byte, error) {
-	item, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
+func valueOf(txn kv.Txn, key []byte) ([]byte, error) {
+	v, err := txn.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return itemValueCopy(item)
+	return copyValue(v)
 }
 
-func hasKey(txn *badger.Txn, key []byte) bool {
+func hasKey(txn kv.Txn, key []byte) bool {
 	_, err := txn.Get(key)
 	return err == nil
 }
@@ -163,7 +162,10 @@ const moveBatchBytes = 256 << 10
 var testHookMoveBatch func(n int)
 
 // keyBatch writes sets and deletes in transactions of at most moveBatch
-// keys and moveBatchBytes.
+// keys and moveBatchBytes, and within the engine's Limits. Its users are
+// the store's operations whose every step stands alone (a move between
+// schemas, gc's deletions, a removal's after its commit point), never one
+// that must be atomic.
 type keyBatch struct {
 	s       *Store
 	keys    [][]byte
@@ -181,8 +183,16 @@ func (b *keyBatch) set(key, val []byte) error { return b.add(bytes.Clone(key), v
 func (b *keyBatch) del(key []byte) error { return b.add(bytes.Clone(key), nil) }
 
 func (b *keyBatch) add(key, val []byte) error {
+	lim := b.s.eng.Limits()
+	size := len(key) + len(val)
+	if len(b.keys) > 0 && (lim.MaxTxnOps > 0 && len(b.keys) >= lim.MaxTxnOps ||
+		lim.MaxTxnBytes > 0 && int64(b.size+size) > lim.MaxTxnBytes) {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
 	b.keys, b.vals = append(b.keys, key), append(b.vals, val)
-	if b.size += len(key) + len(val); len(b.keys) < moveBatch && b.size < moveBatchBytes {
+	if b.size += size; len(b.keys) < moveBatch && b.size < moveBatchBytes {
 		return nil
 	}
 	return b.flush()
@@ -192,7 +202,7 @@ func (b *keyBatch) flush() error {
 	if len(b.keys) == 0 {
 		return nil
 	}
-	err := b.s.db.Update(func(txn *badger.Txn) error {
+	err := b.s.eng.Update(func(txn kv.Txn) error {
 		for i, k := range b.keys {
 			var err error
 			if b.vals[i] == nil {

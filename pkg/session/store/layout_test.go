@@ -12,7 +12,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -22,7 +24,7 @@ func toLegacy(t *testing.T, dir string, version int) {
 	t.Helper()
 	s := open(t, dir, Write)
 	defer mustClose(t, s)
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.eng.Update(func(txn kv.Txn) error {
 		type kv struct{ k, v []byte }
 		var metas, entries []kv
 		if err := eachMeta(txn, func(id sid, v []byte) error {
@@ -36,7 +38,7 @@ func toLegacy(t *testing.T, dir string, version int) {
 			if err != nil {
 				return err
 			}
-			v, err := item.ValueCopy(nil)
+			v, err := bytes.Clone(item), nil
 			entries = append(entries, kv{bytes.Clone(k), v})
 			return err
 		}); err != nil {
@@ -74,11 +76,11 @@ func toLegacy(t *testing.T, dir string, version int) {
 func legacyKeys(t *testing.T, s *Store) int {
 	t.Helper()
 	n := 0
-	if err := s.db.View(func(txn *badger.Txn) error {
+	if err := s.eng.View(func(txn kv.Txn) error {
 		if err := eachShardKey(txn, legacyShardPrefix, func([]byte) error { n++; return nil }); err != nil {
 			return err
 		}
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 			if hasKey(txn, legacyMetaKey(id)) {
 				n++
 			}
@@ -160,13 +162,13 @@ func TestLayoutMigrationKilledCopying(t *testing.T) {
 
 	// What a wc before schema 4 might do now: change every session's
 	// metadata, and delete one, under the old keys only.
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gone sid
-	err = db.Update(func(txn *badger.Txn) error {
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ *badger.Iterator) error {
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, _ kv.Iterator) error {
 			v, err := valueOf(txn, legacyMetaKey(id))
 			if err != nil || v == nil {
 				return err
@@ -266,11 +268,11 @@ func TestLayoutKeyOrder(t *testing.T) {
 func TestLayoutMigrationMalformedMeta(t *testing.T) {
 	dir, w, want := legacyWorld(t, 7)
 	bad, _ := parseID(want[0].ID)
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(bad), []byte("{not json")) })
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error { return txn.Set(legacyMetaKey(bad), []byte("{not json")) })
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -301,12 +303,12 @@ func TestLayoutMigrationMalformedMeta(t *testing.T) {
 // one) stops the move before anything moved.
 func TestLayoutMigrationReservedID(t *testing.T) {
 	dir, _, _ := legacyWorld(t, 9)
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	max := shardID(listingShards - 1)
-	err = db.Update(func(txn *badger.Txn) error { return txn.Set(legacyMetaKey(max), []byte(`{}`)) })
+	err = badgerkv.New(db).Update(func(txn kv.Txn) error { return txn.Set(legacyMetaKey(max), []byte(`{}`)) })
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -358,7 +360,7 @@ func TestSchema4Relisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := client.ParseID(m.ID)
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err := s.eng.Update(func(txn kv.Txn) error {
 		if err := txn.Set(listingKey(id, updatedTime(m.UpdatedAt)), summaryV1(t, m)); err != nil {
 			return err
 		}

@@ -7,9 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -17,13 +16,13 @@ import (
 // listing, so that wc-ls -n N through it skips the merge of the listing's
 // shards (a seek each, most of a warm listing's time). It holds exactly the
 // newest entries as of one state of the store, named by the store's
-// handle and Badger's read timestamp: a commit served by the process moves
+// engine and its read version (versioned): a commit served by the process moves
 // it along, and any other write (a collection, a level-0 merge that
 // rebuilt the listing, anything not foreseen here) leaves the timestamp
 // behind, so the cache is dropped rather than trusted.
 type listCache struct {
 	mu       sync.Mutex
-	db       *badger.DB
+	eng      kv.Engine
 	ts       uint64      // 0: empty
 	entries  []listEntry // newest first, as a listing's keys sort
 	complete bool        // entries are every session's
@@ -39,14 +38,21 @@ var listCacheBytes = 4 << 20
 // listCacheHits counts the listings answered from a cache (tests).
 var listCacheHits atomic.Int64
 
+// versioned is an engine that tells the version a new transaction would
+// read at, which every commit moves on (badgerkv: Badger's read
+// timestamp). Without it nothing is cached.
+type versioned interface{ ReadVersion() uint64 }
+
 // stamp is the state of st the cache must have been taken at to be used.
-func stamp(st *Store) (*badger.DB, uint64) {
-	if st.closed || st.db == nil {
+func stamp(st *Store) (kv.Engine, uint64) {
+	if st.closed || st.eng == nil {
 		return nil, 0
 	}
-	txn := st.db.NewTransaction(false)
-	defer txn.Discard()
-	return st.db, txn.ReadTs()
+	v, ok := st.eng.(versioned)
+	if !ok {
+		return st.eng, 0
+	}
+	return st.eng, v.ReadVersion()
 }
 
 // query answers q from the cache when it can: a newest-first query without
@@ -56,10 +62,10 @@ func (c *listCache) query(st *Store, q ListQuery, fn func(id sid, summary []byte
 	if q.Oldest || q.Grep != "" {
 		return false, nil
 	}
-	db, ts := stamp(st)
+	eng, ts := stamp(st)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ts == 0 || c.db != db || c.ts != ts {
+	if c.ts == 0 || c.eng != eng || c.ts != ts {
 		return false, nil
 	}
 	f := newListFilter(q)
@@ -106,7 +112,7 @@ func (c *listCache) listNewest(st *Store, q ListQuery, fn func(id sid, summary [
 	if !unfiltered {
 		return st.listSummaries(q, fn)
 	}
-	db, ts := stamp(st)
+	eng, ts := stamp(st)
 	var read []listEntry
 	size := 0
 	err := st.listSummaries(q, func(id sid, summary []byte) error {
@@ -119,19 +125,19 @@ func (c *listCache) listNewest(st *Store, q ListQuery, fn func(id sid, summary [
 		}
 		return fn(id, summary)
 	})
-	if err != nil || size < 0 || db == nil {
+	if err != nil || size < 0 || eng == nil {
 		return err
 	}
-	if db2, ts2 := stamp(st); db2 != db || ts2 != ts {
+	if eng2, ts2 := stamp(st); eng2 != eng || ts2 != ts {
 		return nil // written meanwhile: what was read may be stale
 	}
 	complete := q.Limit <= 0 || len(read) < q.Limit
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.db == db && c.ts == ts && (c.complete || !complete && len(c.entries) >= len(read)) {
+	if c.eng == eng && c.ts == ts && (c.complete || !complete && len(c.entries) >= len(read)) {
 		return nil // as good already
 	}
-	c.db, c.ts, c.entries, c.bytes = db, ts, read, size
+	c.eng, c.ts, c.entries, c.bytes = eng, ts, read, size
 	c.complete = complete
 	return nil
 }
@@ -183,10 +189,10 @@ func (c *listCache) fill(st *Store, stop func() bool) {
 // state before to after: the session's entry moves to its new place. The
 // listing entry is the one Commit wrote (putMeta). Without a cache taken at
 // before, it stays as it is, unused.
-func (c *listCache) committed(m *session.Meta, before, after uint64, db *badger.DB) {
+func (c *listCache) committed(m *session.Meta, before, after uint64, eng kv.Engine) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ts == 0 || c.db != db || c.ts != before || after <= before {
+	if c.ts == 0 || c.eng != eng || c.ts != before || after <= before {
 		c.ts = 0
 		return
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -194,7 +194,7 @@ type listVisit func(key, summary []byte) (more bool, err error)
 func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error) error {
 	f := newListFilter(q)
 	var fnErr error
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn kv.Txn) error {
 		listed := 0
 		visit := func(key, v []byte) (bool, error) {
 			id := listingKeyID(key)
@@ -242,7 +242,7 @@ type shardCursor struct {
 // the end of the last one's update time: reading backwards (oldest first)
 // meets sessions updated at the same instant in descending id order, so
 // such a group is read whole and sorted.
-func (c *shardCursor) fill(it *badger.Iterator, f *listFilter, order func(a, b []byte) int, n int) error {
+func (c *shardCursor) fill(it kv.Iterator, f *listFilter, order func(a, b []byte) int, n int) error {
 	c.buf = nil
 	if c.next == nil {
 		return nil
@@ -250,8 +250,7 @@ func (c *shardCursor) fill(it *badger.Iterator, f *listFilter, order func(a, b [
 	it.Seek(c.next)
 	c.next = nil
 	for ; it.Valid(); it.Next() {
-		item := it.Item()
-		key := item.Key()
+		key := it.Key()
 		if !bytes.HasPrefix(key, c.prefix) {
 			break
 		}
@@ -263,14 +262,14 @@ func (c *shardCursor) fill(it *badger.Iterator, f *listFilter, order func(a, b [
 			break
 		}
 		if len(c.buf) >= n && t != listingKeyTime(c.buf[len(c.buf)-1].key) {
-			c.next = item.KeyCopy(nil)
+			c.next = bytes.Clone(key)
 			break
 		}
-		v, err := itemValueCopy(item)
+		v, err := iterValueCopy(it)
 		if err != nil {
 			return err
 		}
-		c.buf = append(c.buf, listEntry{item.KeyCopy(nil), v})
+		c.buf = append(c.buf, listEntry{bytes.Clone(key), v})
 	}
 	if f.q.Oldest {
 		slices.SortFunc(c.buf, func(a, b listEntry) int { return order(a.key, b.key) })
@@ -298,9 +297,9 @@ func (h *cursorHeap) Pop() any {
 // merged in f's order: one seek per shard to start, then one per
 // shardRefill entries taken from a shard. One iterator serves all: making
 // one per shard cost more than it saved.
-func mergeShards(txn *badger.Txn, f *listFilter, visit listVisit) error {
+func mergeShards(txn kv.Txn, f *listFilter, visit listVisit) error {
 	order := listOrder(f.q.Oldest)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagSession}, Reverse: f.q.Oldest})
+	it := txn.Iterate(kv.IterOptions{Prefix: []byte{tagSession}, Reverse: f.q.Oldest})
 	defer it.Close()
 	h := &cursorHeap{order: order}
 	for n := range listingShards {
@@ -340,7 +339,7 @@ func mergeShards(txn *badger.Txn, f *listFilter, visit listVisit) error {
 type listEntry struct{ key, summary []byte }
 
 // deriveListing builds the listing entries from the metadata, in key order.
-func deriveListing(txn *badger.Txn) ([]listEntry, error) {
+func deriveListing(txn kv.Txn) ([]listEntry, error) {
 	var entries []listEntry
 	err := eachMeta(txn, func(id sid, v []byte) error {
 		m, err := record.DecodeMeta(v)
@@ -356,27 +355,26 @@ func deriveListing(txn *badger.Txn) ([]listEntry, error) {
 
 // eachMeta calls fn with every session's stored metadata, in id order. It
 // reads one record per session and seeks past the session's nodes.
-func eachMeta(txn *badger.Txn, fn func(id sid, v []byte) error) error {
-	return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
-		item := seekMeta(it, id)
-		if item == nil {
+func eachMeta(txn kv.Txn, fn func(id sid, v []byte) error) error {
+	return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
+		if !seekMeta(it, id) {
 			return nil
 		}
-		return itemValue(item, func(v []byte) error { return fn(id, v) })
+		return iterValue(it, func(v []byte) error { return fn(id, v) })
 	})
 }
 
 // eachRange calls fn with the id of every session range under prefix from
 // seek on (a listing shard's included), in key order, and it standing on
 // the range's first key. fn may move it within the range, or to the next.
-func eachRange(txn *badger.Txn, prefix, seek []byte, fn func(id sid, it *badger.Iterator) error) error {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+func eachRange(txn kv.Txn, prefix, seek []byte, fn func(id sid, it kv.Iterator) error) error {
+	it := txn.Iterate(kv.IterOptions{Prefix: prefix})
 	defer it.Close()
 	if seek == nil {
 		seek = prefix
 	}
 	for it.Seek(seek); it.Valid(); {
-		k := it.Item().Key()
+		k := it.Key()
 		if len(k) <= sessionKeyLen {
 			it.Next()
 			continue
@@ -388,7 +386,7 @@ func eachRange(txn *badger.Txn, prefix, seek []byte, fn func(id sid, it *badger.
 		}
 		// The metadata is the range's last key, so one step usually does.
 		prefix := sessionPrefix(id)
-		in := func() bool { return it.Valid() && bytes.HasPrefix(it.Item().Key(), prefix) }
+		in := func() bool { return it.Valid() && bytes.HasPrefix(it.Key(), prefix) }
 		if in() {
 			if it.Next(); in() {
 				it.Seek(append(prefix, 0xff))
@@ -399,28 +397,25 @@ func eachRange(txn *badger.Txn, prefix, seek []byte, fn func(id sid, it *badger.
 }
 
 // seekMeta moves it to the metadata of session id, the last key of its
-// range, and returns it; nil when the range has none (a listing shard,
-// leftovers of an interrupted commit).
-func seekMeta(it *badger.Iterator, id sid) *badger.Item {
+// range, and reports whether it is there; not when the range has none (a
+// listing shard, leftovers of an interrupted commit).
+func seekMeta(it kv.Iterator, id sid) bool {
 	key := metaKey(id)
 	it.Seek(key)
-	if it.Valid() && bytes.Equal(it.Item().Key(), key) {
-		return it.Item()
-	}
-	return nil
+	return it.Valid() && bytes.Equal(it.Key(), key)
 }
 
 // sessionContains reports whether any visible node of the session holds
 // text (lowercase with fold), as Nodes and session.MessageContains would.
-func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, error) {
+func sessionContains(txn kv.Txn, id sid, text string, fold bool) (bool, error) {
 	next, err := nextSeq(txn, id)
 	if err != nil {
 		return false, err
 	}
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
+	it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(id)})
 	defer it.Close()
 	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
-		seq, ok := keySeq(it.Item().Key())
+		seq, ok := keySeq(it.Key())
 		if !ok {
 			continue
 		}
@@ -428,7 +423,7 @@ func sessionContains(txn *badger.Txn, id sid, text string, fold bool) (bool, err
 			break
 		}
 		found := false
-		err := itemValue(it.Item(), func(v []byte) error {
+		err := iterValue(it, func(v []byte) error {
 			if h, _, err := record.DecodeNodeHeader(v); err == nil && h.Same != 0 {
 				return nil // the node it refers to holds the message, and is read too
 			}
@@ -487,7 +482,7 @@ func summaryLines(fn func(line []byte) error) func(id sid, summary []byte) error
 
 // putMeta writes a session's metadata and its listing entry in txn, and
 // removes the entry of the metadata it replaces when the update time moved.
-func putMeta(txn *badger.Txn, id sid, m *session.Meta, metaVal, summary []byte) error {
+func putMeta(txn kv.Txn, id sid, m *session.Meta, metaVal, summary []byte) error {
 	key := listingKey(id, updatedTime(m.UpdatedAt))
 	old, err := storedListingKey(txn, id)
 	if err != nil {
@@ -506,16 +501,16 @@ func putMeta(txn *badger.Txn, id sid, m *session.Meta, metaVal, summary []byte) 
 
 // storedListingKey is the listing key of the session's stored metadata;
 // nil when there is none.
-func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
+func storedListingKey(txn kv.Txn, id sid) ([]byte, error) {
 	item, err := txn.Get(metaKey(id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	var key []byte
-	err = itemValue(item, func(v []byte) error {
+	err = useValue(item, func(v []byte) error {
 		key = listingKey(id, updatedTime(gjson.GetBytes(v, "updated_at").Str))
 		return nil
 	})
@@ -524,18 +519,18 @@ func storedListingKey(txn *badger.Txn, id sid) ([]byte, error) {
 
 // eachListingKey calls fn with every key in the listing shards, in key
 // order; the key is valid only during fn.
-func eachListingKey(txn *badger.Txn, fn func(key []byte) error) error {
+func eachListingKey(txn kv.Txn, fn func(key []byte) error) error {
 	return eachShardKey(txn, shardPrefix, fn)
 }
 
 // eachShardKey calls fn with every key under the prefixes of the shards.
-func eachShardKey(txn *badger.Txn, shardPrefix func(int) []byte, fn func(key []byte) error) error {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagSession}})
+func eachShardKey(txn kv.Txn, shardPrefix func(int) []byte, fn func(key []byte) error) error {
+	it := txn.Iterate(kv.IterOptions{Prefix: []byte{tagSession}})
 	defer it.Close()
 	for n := range listingShards {
 		prefix := shardPrefix(n)
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			if err := fn(it.Item().Key()); err != nil {
+		for it.Seek(prefix); it.Valid() && bytes.HasPrefix(it.Key(), prefix); it.Next() {
+			if err := fn(it.Key()); err != nil {
 				return err
 			}
 		}
@@ -548,7 +543,7 @@ func eachShardKey(txn *badger.Txn, shardPrefix func(int) []byte, fn func(key []b
 // must never break.
 func (s *Store) CheckListing() error {
 	var problems []string
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn kv.Txn) error {
 		want, err := deriveListing(txn)
 		if err != nil {
 			return err
@@ -572,7 +567,7 @@ func (s *Store) CheckListing() error {
 			if err != nil {
 				return err
 			}
-			summary, err := itemValueCopy(v)
+			summary, err := copyValue(v)
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -496,16 +498,16 @@ func TestListingAskedWithTheHello(t *testing.T) {
 // would move an older one to this schema).
 func schemaOf(t *testing.T, dir string) string {
 	t.Helper()
-	db, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false)) // replays a killed writer
+	db, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false)) // replays a killed writer
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var v []byte
-	if err := db.View(func(txn *badger.Txn) error {
+	if err := badgerkv.New(db).View(func(txn kv.Txn) error {
 		item, err := txn.Get(schemaKey)
 		if err == nil {
-			v, err = item.ValueCopy(nil)
+			v, err = bytes.Clone(item), nil
 		}
 		return err
 	}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -230,7 +231,7 @@ func TestForeignHolderOfBadgerLock(t *testing.T) {
 	dir := t.TempDir()
 	id := testID(0xdddd, 1)
 	create(t, dir, map[string][]session.Node{id: chain(1, 10)})
-	foreign, err := badger.Open(badgerOptions(filepath.Join(dir, "db"), false, false))
+	foreign, err := badger.Open(badgerkv.Options(filepath.Join(dir, "db"), false, false))
 	if err != nil {
 		t.Fatal(err)
 	}

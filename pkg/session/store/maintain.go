@@ -1,13 +1,37 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
+
+// dirEngine is what an engine in a store directory does besides
+// transactions: the maintenance only Badger has (badgerkv.Engine). The
+// store type-asserts it (maint); an engine without it is never merged,
+// rebuilt, paged out or checked table by table.
+type dirEngine interface {
+	kv.Engine
+	Tables() (total, level0 int)
+	Size() int64
+	Flatten() error
+	Sync() error
+	VerifyChecksum() error
+	PinTables() (pinned func(id uint64) bool, unpin func())
+	CopyTo(dst kv.Engine, keep func(key []byte) bool) error
+}
+
+// dir is the handle's engine as a dirEngine; nil without one.
+func (s *Store) maint() dirEngine {
+	d, _ := s.eng.(dirEngine)
+	return d
+}
+
+// errNoMaintenance is a maintenance asked of an engine without it.
+var errNoMaintenance = errors.New("store: the engine has no such maintenance")
 
 // maintain runs before a read-write Close, under the exclusive lock, so that
 // the cost of a command does not grow with the number of commands before it.
@@ -37,11 +61,11 @@ func (s *Store) maintain() error {
 // with its size, not with the number of commands run), and rebuilding it
 // would only give as many tables again, at every writer's close.
 func (s *Store) rebuiltTables() int {
-	var size int64
-	for _, l := range s.db.Levels() {
-		size += l.Size
+	d := s.maint()
+	if d == nil {
+		return 0
 	}
-	return int(size/bulkTableSize) + 1
+	return int(d.Size()/badgerkv.BulkTableSize) + 1
 }
 
 // residentFlattenL0 is the level-0 table count at which the resident store
@@ -53,7 +77,7 @@ var residentFlattenL0 = 4 * flattenL0
 // tidy merges level 0 once it holds residentFlattenL0 tables. The resident
 // process calls it after a writer's last answer, under the writer's lock.
 func (s *Store) tidy() error {
-	if s.closed || s.db == nil || !s.rw {
+	if s.closed || s.eng == nil || !s.rw {
 		return nil
 	}
 	if _, l0 := s.Tables(); l0 >= residentFlattenL0 && s.roomToMerge() {
@@ -63,29 +87,29 @@ func (s *Store) tidy() error {
 }
 
 // rebuild streams the store into Dir/db.new and swaps it in (badger.md
-// §2.5). It closes s.db. A crash at any step leaves a state recoverRebuild
+// §2.5). It closes s.eng. A crash at any step leaves a state recoverRebuild
 // repairs.
 func (s *Store) rebuild() error { return s.rebuildKeeping(nil) }
 
 // rebuildKeeping is rebuild of the keys keep takes (nil: all of them).
 func (s *Store) rebuildKeeping(keep func(key []byte) bool) error {
-	s.mapMu.Lock() // s.db closes
+	d := s.maint()
+	if d == nil {
+		return errNoMaintenance
+	}
+	s.mapMu.Lock() // s.eng closes
 	defer s.mapMu.Unlock()
 	newDir := filepath.Join(s.dir, "db.new")
 	if err := os.RemoveAll(newDir); err != nil {
 		return mapErr("rebuild", err)
 	}
-	opt := badgerOptions(newDir, false, s.sync)
-	// StreamWriter sizes tables as BaseTableSize×multiplier^(levels-2):
-	// 64 MB tables by default, which every later append would rewrite.
-	opt.TableSizeMultiplier = 1
-	dst, err := badger.Open(opt)
+	dst, err := badgerkv.Open(badgerkv.Config{Dir: newDir, Sync: s.sync, Rebuild: true})
 	if err != nil {
 		return mapErr("rebuild", err)
 	}
 	// The copy maps every table it reads and writes: a purge of a 158 MB
 	// store peaked at 817 MiB, mostly those pages. Page them out as it goes.
-	err = releasing(func() error { return copyStore(s.db, dst, keep) }, func() {
+	err = releasing(func() error { return d.CopyTo(dst, keep) }, func() {
 		for _, dir := range []string{s.dbDir(), newDir} {
 			_, _ = releaseTablePages(dir, func(uint64) bool { return false })
 		}
@@ -97,59 +121,13 @@ func (s *Store) rebuildKeeping(keep func(key []byte) bool) error {
 		_ = os.RemoveAll(newDir)
 		return mapErr("rebuild", err)
 	}
-	err = s.db.Close()
-	s.db = nil
+	err = s.eng.Close()
+	s.setEngine(nil)
 	if err != nil {
 		_ = os.RemoveAll(newDir)
 		return mapErr("close", err)
 	}
 	return mapErr("rebuild", swapRebuilt(s.dir))
-}
-
-// copyBatch is how much of the store the copy hands the new store's
-// writer at a time.
-const copyBatch = 8 << 20
-
-// copyStore writes the latest value of every live key of src that keep
-// takes (nil: all) into dst, in key order, through a StreamWriter. It
-// reads with one iterator rather than Badger's Stream: that one queues up
-// to 32 buffers of 32 MB while the writer is behind, so a copy of a 158 MB
-// store held 588 MiB of heap.
-func copyStore(src, dst *badger.DB, keep func(key []byte) bool) error {
-	sw := dst.NewStreamWriter()
-	if err := sw.Prepare(); err != nil {
-		return err
-	}
-	err := src.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
-		defer it.Close()
-		buf := z.NewBuffer(copyBatch+copyBatch/4, "wc.copy")
-		defer func() { _ = buf.Release() }()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			if keep != nil && !keep(item.Key()) {
-				continue
-			}
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			badger.KVToBuffer(&pb.KV{Key: item.KeyCopy(nil), Value: v, Version: item.Version(),
-				UserMeta: []byte{item.UserMeta()}, ExpiresAt: item.ExpiresAt(), StreamId: 1}, buf)
-			if buf.LenNoPadding() >= copyBatch {
-				if err := sw.Write(buf); err != nil {
-					return err
-				}
-				buf.Reset()
-			}
-		}
-		return sw.Write(buf)
-	})
-	if err != nil {
-		sw.Cancel()
-		return err
-	}
-	return sw.Flush()
 }
 
 // swapRebuilt moves db.new into place: db -> db.old, db.new -> db, fsync,

@@ -16,6 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 )
 
 var (
@@ -145,7 +146,7 @@ func TestCrashBeforeClose(t *testing.T) {
 	runKilledChild(t, "crash", dir)
 
 	// The case the reader's fallback exists for: ReadOnly refuses.
-	ro := badgerOptions(filepath.Join(dir, "db"), true, false)
+	ro := badgerkv.Options(filepath.Join(dir, "db"), true, false)
 	if db, err := badger.Open(ro); err == nil {
 		_ = db.Close()
 		t.Fatal("ReadOnly opened after a crash; the fallback is not exercised")

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -25,11 +25,11 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	if len(digits) == 2*idLen {
 		id, _ := parseID(digits)
-		err := s.view(func(txn *badger.Txn) error {
+		err := s.view(func(txn kv.Txn) error {
 			_, err := txn.Get(metaKey(id))
 			return err
 		})
-		if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+		if errors.Is(err, errNoStore) || errors.Is(err, kv.ErrNotFound) {
 			return "", sessionNotFound(ref)
 		}
 		if err != nil {
@@ -52,12 +52,12 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	var match sid
 	n := 0
-	err := s.view(func(txn *badger.Txn) error {
-		return eachRange(txn, prefix, seek, func(id sid, it *badger.Iterator) error {
+	err := s.view(func(txn kv.Txn) error {
+		return eachRange(txn, prefix, seek, func(id sid, it kv.Iterator) error {
 			if odd && id[len(prefix)-1]>>4 != nibble {
 				return errPast // keys are sorted: past the nibble
 			}
-			if seekMeta(it, id) != nil { // orphans without metadata are invisible
+			if seekMeta(it, id) { // orphans without metadata are invisible
 				if n == 0 {
 					match = id
 				}
@@ -92,12 +92,12 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 		return session.Meta{}, err
 	}
 	var m session.Meta
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		item, err := txn.Get(metaKey(key))
 		if err != nil {
 			return err
 		}
-		return itemValue(item, func(v []byte) error {
+		return useValue(item, func(v []byte) error {
 			var derr error
 			if m, derr = record.DecodeMeta(v); derr != nil {
 				return corrupt(key, "its metadata is malformed")
@@ -105,7 +105,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 			return nil
 		})
 	})
-	if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, errNoStore) || errors.Is(err, kv.ErrNotFound) {
 		return session.Meta{}, sessionNotFound(id)
 	}
 	return m, mapErr("read", err)
@@ -115,16 +115,16 @@ func corrupt(id sid, what string, args ...any) error { return client.Damaged(id,
 
 // nextSeq reads the session's next_seq without decoding the metadata:
 // nodes at or above it are orphans of an interrupted commit and invisible.
-func nextSeq(txn *badger.Txn, id sid) (uint64, error) {
+func nextSeq(txn kv.Txn, id sid) (uint64, error) {
 	item, err := txn.Get(metaKey(id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return 0, sessionNotFound(id.String())
 	}
 	if err != nil {
 		return 0, err
 	}
 	var next uint64
-	err = itemValue(item, func(v []byte) error {
+	err = useValue(item, func(v []byte) error {
 		r := gjson.GetBytes(v, "next_seq")
 		if r.Type != gjson.Number {
 			return corrupt(id, "its metadata has no next_seq")
@@ -140,15 +140,15 @@ func nodeNotFound(id sid, seq uint64) error {
 }
 
 // getNode reads one visible node; ok is false when it is not stored.
-func getNode(txn *badger.Txn, id sid, seq uint64) (n session.Node, ok bool, err error) {
+func getNode(txn kv.Txn, id sid, seq uint64) (n session.Node, ok bool, err error) {
 	item, err := txn.Get(nodeKey(id, seq))
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return n, false, nil
 	}
 	if err != nil {
 		return n, false, err
 	}
-	err = itemValue(item, func(v []byte) error {
+	err = useValue(item, func(v []byte) error {
 		v, err := resolveRef(txn, id, seq, v)
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func (s *Store) Node(id string, seq uint64) (session.Node, error) {
 		return session.Node{}, err
 	}
 	var n session.Node
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		next, err := nextSeq(txn, key)
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func (s *Store) Walk(id string, from uint64, max int, fn func(*session.Node) boo
 	if err != nil {
 		return err
 	}
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		next, err := nextSeq(txn, key)
 		if err != nil {
 			return err
@@ -239,24 +239,24 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 		return err
 	}
 	var fnErr error
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		next, err := nextSeq(txn, key)
 		if err != nil {
 			return err
 		}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
 		refs := refResolver{txn: txn, id: key}
 		defer refs.close()
 		for it.Seek(nodeKey(key, 1)); it.Valid(); it.Next() {
-			seq, ok := keySeq(it.Item().Key())
+			seq, ok := keySeq(it.Key())
 			if !ok {
 				continue
 			}
 			if seq >= next {
 				break
 			}
-			if err := itemValue(it.Item(), func(v []byte) error {
+			if err := iterValue(it, func(v []byte) error {
 				v, err := refs.resolve(seq, v)
 				if err != nil {
 					return err
@@ -301,7 +301,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 		return err
 	}
 	var fnErr error
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		next, err := nextSeq(txn, key)
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 		if linear {
 			count, seqAt = head, func(i uint64) uint64 { return i + 1 }
 		}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(key)})
+		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
 		defer it.Close()
 		refs := refResolver{txn: txn, id: key}
 		defer refs.close()
@@ -340,10 +340,10 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 			if !it.Valid() {
 				return corrupt(key, "node %d vanished", seq)
 			}
-			if got, _ := keySeq(it.Item().Key()); got != seq {
+			if got, _ := keySeq(it.Key()); got != seq {
 				return corrupt(key, "node %d vanished", seq)
 			}
-			err := itemValue(it.Item(), func(v []byte) error {
+			err := iterValue(it, func(v []byte) error {
 				if linear {
 					// The depth said so; the parents must agree.
 					if h, _, err := record.DecodeNodeHeader(v); err == nil && h.Parent != prev {
@@ -384,16 +384,16 @@ func (s *Store) pathRaw(id string, head uint64, fn func(seq uint64, raw []byte) 
 // isLinear reports whether the path to head holds every node 1..head: it
 // does when head's depth is head, as the path has depth nodes, all at or
 // below head.
-func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
+func isLinear(txn kv.Txn, id sid, head uint64) (bool, error) {
 	item, err := txn.Get(nodeKey(id, head))
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, kv.ErrNotFound) {
 		return false, nodeNotFound(id, head)
 	}
 	if err != nil {
 		return false, err
 	}
 	var depth uint64
-	err = itemValue(item, func(v []byte) error {
+	err = useValue(item, func(v []byte) error {
 		h, _, derr := record.DecodeNodeHeader(v)
 		if derr != nil {
 			return corrupt(id, "node %d is malformed", head)
@@ -406,13 +406,13 @@ func isLinear(txn *badger.Txn, id sid, head uint64) (bool, error) {
 
 // pathSeqs returns the seqs root..head. Parents sort before children, so
 // nodes after head cannot be on the path and are never read.
-func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error) {
+func (s *Store) pathSeqs(txn kv.Txn, id sid, head uint64) ([]uint64, error) {
 	const absent = ^uint64(0)
 	parents := make([]uint64, 0, 64) // indexed by seq
 	read := 0
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(id)})
+	it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(id)})
 	for it.Seek(nodeKey(id, 1)); it.Valid(); it.Next() {
-		seq, ok := keySeq(it.Item().Key())
+		seq, ok := keySeq(it.Key())
 		if !ok {
 			continue
 		}
@@ -420,7 +420,7 @@ func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error)
 			break
 		}
 		var parent uint64
-		err := itemValue(it.Item(), func(v []byte) error {
+		err := iterValue(it, func(v []byte) error {
 			h, _, derr := record.DecodeNodeHeader(v)
 			if derr != nil {
 				return corrupt(id, "node %d is malformed", seq)
@@ -471,7 +471,7 @@ func (s *Store) pathSeqs(txn *badger.Txn, id sid, head uint64) ([]uint64, error)
 func (s *Store) List(fn func(*session.Meta) error) error {
 	var fnErr error
 	listed := 0
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn kv.Txn) error {
 		return eachMeta(txn, func(id sid, v []byte) error {
 			// Each seek maps pages of every table it passes: a scan of
 			// 1,000 sessions of a 600 MB store mapped 400 MB.
@@ -502,15 +502,15 @@ func (s *Store) Blob(id string, sum [32]byte) ([]byte, error) {
 		return nil, err
 	}
 	var data []byte
-	err = s.view(func(txn *badger.Txn) error {
+	err = s.view(func(txn kv.Txn) error {
 		item, err := txn.Get(blobKey(key, sum))
 		if err != nil {
 			return err
 		}
-		data, err = itemValueCopy(item)
+		data, err = copyValue(item)
 		return err
 	})
-	if errors.Is(err, errNoStore) || errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, errNoStore) || errors.Is(err, kv.ErrNotFound) {
 		return nil, notFoundf("blob %x not found in session %s", sum[:6], key)
 	}
 	return data, mapErr("read", err)

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 var _ client.Remover = (*Store)(nil)
@@ -24,7 +23,7 @@ func (s *Store) Purge() error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	if s.db == nil {
+	if s.eng == nil {
 		return nil
 	}
 	live, err := s.liveRanges()
@@ -38,7 +37,7 @@ func (s *Store) Purge() error {
 	if err != nil {
 		return err
 	}
-	s.db = db
+	s.setEngine(db)
 	s.wrote.Store(false)
 	return nil
 }
@@ -50,13 +49,13 @@ type liveSet map[sid]uint64 // next seq; 0 for a listing shard
 
 func (s *Store) liveRanges() (liveSet, error) {
 	live := liveSet{}
-	err := s.db.View(func(txn *badger.Txn) error {
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+	err := s.eng.View(func(txn kv.Txn) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
 			if reservedID(id) {
 				live[id] = 0
 				return nil
 			}
-			if seekMeta(it, id) == nil {
+			if !seekMeta(it, id) {
 				return nil
 			}
 			next, err := nextSeq(txn, id)

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // rangeKeys counts the keys of a session's range.
@@ -21,10 +20,10 @@ func rangeKeys(t *testing.T, s *Store, id string) int {
 	t.Helper()
 	key, _ := parseID(id)
 	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: sessionPrefix(key)})
+	err := s.eng.View(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: sessionPrefix(key)})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Seek(nil); it.Valid(); it.Next() {
 			n++
 		}
 		return nil
@@ -71,7 +70,7 @@ func TestPurge(t *testing.T) {
 	}
 	hk, _ := parseID(half)
 	kk, _ := parseID(keep)
-	err := w.db.Update(func(txn *badger.Txn) error {
+	err := w.eng.Update(func(txn kv.Txn) error {
 		listing, err := storedListingKey(txn, hk)
 		if err == nil {
 			err = txn.Delete(listing)

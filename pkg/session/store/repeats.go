@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -32,7 +31,7 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error 
 	if !hinted {
 		return nil
 	}
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.eng.View(func(txn kv.Txn) error {
 		next, err := nextSeq(txn, id)
 		if errors.Is(err, ErrNotFound) {
 			return nil // a new session has no node to repeat
@@ -73,13 +72,13 @@ func (s *Store) shareRepeats(id sid, nodes []session.Node, vals [][]byte) error 
 func messageHolder(r *refResolver, seq uint64, msg []byte) (uint64, bool, error) {
 	id := r.id
 	for hops := 0; hops < 2; hops++ {
-		item, err := r.holder(seq)
-		if item == nil || err != nil {
+		item, found, err := r.holder(seq)
+		if !found || err != nil {
 			return 0, false, err
 		}
 		var same uint64
 		equal := false
-		err = itemValue(item, func(v []byte) error {
+		err = useValue(item, func(v []byte) error {
 			h, stored, err := record.DecodeNodeHeader(v)
 			if err != nil {
 				return corrupt(id, "node %d is malformed", seq)
@@ -101,7 +100,7 @@ func messageHolder(r *refResolver, seq uint64, msg []byte) (uint64, bool, error)
 // resolveRef returns the full value of a stored node: v itself, or, for a
 // reference, its header with the message of the node it names. The result
 // may be v, valid only as long as v is.
-func resolveRef(txn *badger.Txn, id sid, seq uint64, v []byte) ([]byte, error) {
+func resolveRef(txn kv.Txn, id sid, seq uint64, v []byte) ([]byte, error) {
 	r := refResolver{txn: txn, id: id, lookup: true}
 	return r.resolve(seq, v)
 }
@@ -112,10 +111,10 @@ func resolveRef(txn *badger.Txn, id sid, seq uint64, v []byte) ([]byte, error) {
 // each block once: a lookup per reference would find and decode a block
 // each time (reading a batch-compacted store took 65% longer so).
 type refResolver struct {
-	txn    *badger.Txn
+	txn    kv.Txn
 	id     sid
-	lookup bool             // one reference: a Get rather than an iterator
-	it     *badger.Iterator // made at the first reference
+	lookup bool        // one reference: a Get rather than an iterator
+	it     kv.Iterator // made at the first reference
 	buf    []byte
 }
 
@@ -131,14 +130,14 @@ func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
 	if h.Same >= seq {
 		return nil, corrupt(r.id, "node %d refers to node %d", seq, h.Same)
 	}
-	item, err := r.holder(h.Same)
+	item, found, err := r.holder(h.Same)
 	if err != nil {
 		return nil, err
 	}
-	if item == nil {
+	if !found {
 		return nil, corrupt(r.id, "node %d refers to node %d, which is missing", seq, h.Same)
 	}
-	err = itemValue(item, func(target []byte) error {
+	err = useValue(item, func(target []byte) error {
 		full, rerr := record.AppendResolvedNodeRef(r.buf[:0], v, target)
 		if rerr != nil {
 			return corrupt(r.id, "node %d refers to node %d, which holds no message", seq, h.Same)
@@ -149,24 +148,24 @@ func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
 	return r.buf, err
 }
 
-// holder finds node seq, or returns nil.
-func (r *refResolver) holder(seq uint64) (*badger.Item, error) {
+// holder reads node seq's stored value, and whether it is there.
+func (r *refResolver) holder(seq uint64) ([]byte, bool, error) {
 	if r.lookup {
-		item, err := r.txn.Get(nodeKey(r.id, seq))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil, nil
+		v, err := r.txn.Get(nodeKey(r.id, seq))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil, false, nil
 		}
-		return item, err
+		return v, err == nil, err
 	}
 	if r.it == nil {
-		r.it = r.txn.NewIterator(badger.IteratorOptions{Prefix: nodePrefix(r.id)})
+		r.it = r.txn.Iterate(kv.IterOptions{Prefix: nodePrefix(r.id)})
 		r.it.Seek(nodeKey(r.id, seq))
 	}
 	at := func() uint64 {
 		if !r.it.Valid() {
 			return 0
 		}
-		got, _ := keySeq(r.it.Item().Key())
+		got, _ := keySeq(r.it.Key())
 		return got
 	}
 	cur := at()
@@ -179,9 +178,10 @@ func (r *refResolver) holder(seq uint64) (*badger.Item, error) {
 		cur = at()
 	}
 	if cur != seq {
-		return nil, nil
+		return nil, false, nil
 	}
-	return r.it.Item(), nil
+	v, err := r.it.Value()
+	return v, err == nil, err
 }
 
 func (r *refResolver) close() {

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -24,10 +23,10 @@ func rawNode(t *testing.T, s *Store, id string, seq uint64) []byte {
 	t.Helper()
 	key, _ := parseID(id)
 	var v []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		item, err := txn.Get(nodeKey(key, seq))
 		if err == nil {
-			v, err = item.ValueCopy(nil)
+			v, err = bytes.Clone(item), nil
 		}
 		return err
 	})
@@ -169,7 +168,7 @@ func TestRepeatsHintsChecked(t *testing.T) {
 	// later commit may overwrite it.
 	key, _ := parseID(id)
 	orphan := session.Child(&path[3], m.NextSeq, path[0].Msg)
-	if err := s.db.Update(func(txn *badger.Txn) error {
+	if err := s.eng.Update(func(txn kv.Txn) error {
 		return txn.Set(nodeKey(key, orphan.Seq), record.EncodeNode(&orphan))
 	}); err != nil {
 		t.Fatal(err)
@@ -261,10 +260,10 @@ func TestRepeatsCollected(t *testing.T) {
 			t.Errorf("the blob a kept message names: %q, %v", got, err)
 		}
 		key, _ := parseID(id)
-		if err := s.db.View(func(txn *badger.Txn) error {
+		if err := s.eng.View(func(txn kv.Txn) error {
 			_, err := txn.Get(nodeKey(key, path[0].Seq))
 			return err
-		}); !errors.Is(err, badger.ErrKeyNotFound) {
+		}); !errors.Is(err, kv.ErrNotFound) {
 			t.Errorf("the old path's first node: %v", err)
 		}
 		mustClose(t, s)
@@ -313,7 +312,7 @@ func TestRepeatsHintToRemovedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := parseID(id)
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(nodeKey(key, 3)) }); err != nil {
+	if err := s.eng.Update(func(txn kv.Txn) error { return txn.Delete(nodeKey(key, 3)) }); err != nil {
 		t.Fatal(err)
 	}
 	n := session.Child(&path[1], m.NextSeq, path[2].Msg)
@@ -340,7 +339,7 @@ func TestRepeatsBrokenReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		key, _ := parseID(id)
-		if err := s.db.Update(func(txn *badger.Txn) error {
+		if err := s.eng.Update(func(txn kv.Txn) error {
 			if name == "missing" {
 				if err := txn.Delete(nodeKey(key, 2)); err != nil {
 					return err
@@ -379,7 +378,7 @@ func TestRepeatsKeptHolder(t *testing.T) {
 	// Some garbage, so that the collection does its work.
 	key, _ := parseID(id)
 	leftover := session.Child(nil, m.NextSeq, userMsg("leftover"))
-	if err := s.db.Update(func(txn *badger.Txn) error {
+	if err := s.eng.Update(func(txn kv.Txn) error {
 		return txn.Set(nodeKey(key, leftover.Seq), record.EncodeNode(&leftover))
 	}); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,8 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"maps"
@@ -14,15 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/fb"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/dgraph-io/badger/v4/table"
-	"github.com/dgraph-io/ristretto/v2/z"
-	"google.golang.org/protobuf/proto"
-
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -100,7 +92,7 @@ func Salvage(opts Options, into string) (*SalvageReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if from.db != nil {
+	if from.eng != nil {
 		err = from.salvageInto(to, ranges, r)
 	}
 	if cerr := to.Close(); err == nil {
@@ -138,7 +130,7 @@ type keyRange struct{ first, last []byte }
 // that do not verify.
 func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRange, error) {
 	dbDir, to := filepath.Join(src, "db"), filepath.Join(scratch, "db")
-	fresh, err := badger.Open(badgerOptions(to, false, false))
+	fresh, err := badgerkv.Open(badgerkv.Config{Dir: to})
 	if err != nil {
 		return nil, mapErr("salvage", err)
 	}
@@ -150,25 +142,26 @@ func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRan
 	for _, l := range logs {
 		_ = os.Remove(l)
 	}
-	compression := map[uint64]options.CompressionType{}
+	compression := map[uint64]badgerkv.Compression{}
 	m, err := readManifest(src)
 	if err == nil {
-		for id, t := range m.Tables {
-			compression[id] = t.Compression
+		for id, c := range m {
+			compression[id] = c
 			if _, ok := files.tables[id]; !ok {
 				r.DamagedTables = append(r.DamagedTables, DamagedTable{Table: fmt.Sprintf("db/%06d.sst", id), Problem: "missing"})
 			}
 		}
 	}
 	var ranges []keyRange
-	set := &pb.ManifestChangeSet{}
+	var copied []uint64
 	for _, id := range slices.Sorted(maps.Keys(files.tables)) {
 		comp, ok := compression[id]
 		if !ok {
-			comp = options.Snappy // what every wc writes
+			comp = badgerkv.Snappy // what every wc writes
+			compression[id] = comp
 		}
 		path := tablePath(dbDir, id)
-		if err := verifyTable(path, comp); err != nil {
+		if err := badgerkv.VerifyTable(path, comp); err != nil {
 			dt := DamagedTable{Table: fmt.Sprintf("db/%06d.sst", id), Problem: err.Error()}
 			if kr, ok := damagedRange(path, comp); ok {
 				ranges = append(ranges, kr)
@@ -180,7 +173,7 @@ func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRan
 		if err := linkOrCopy(path, tablePath(to, id)); err != nil {
 			return nil, mapErr("salvage", err)
 		}
-		set.Changes = append(set.Changes, &pb.ManifestChange{Id: id, Op: pb.ManifestChange_CREATE, Level: 0, Compression: uint32(comp)})
+		copied = append(copied, id)
 	}
 	for fid := range files.vlogs {
 		name := fmt.Sprintf("%06d.vlog", fid)
@@ -194,27 +187,7 @@ func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRan
 			return nil, mapErr("salvage", err)
 		}
 	}
-	return ranges, appendManifest(filepath.Join(to, "MANIFEST"), set)
-}
-
-// appendManifest adds a change set to a MANIFEST, as Badger writes one: its
-// length and CRC-32C, then the protobuf.
-func appendManifest(path string, set *pb.ManifestChangeSet) error {
-	buf, err := proto.Marshal(set)
-	if err != nil {
-		return err
-	}
-	rec := binary.BigEndian.AppendUint32(nil, uint32(len(buf)))
-	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(buf, castagnoli))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|noFollow, 0)
-	if err != nil {
-		return mapErr("salvage", err)
-	}
-	if _, err := f.Write(append(rec, buf...)); err != nil {
-		f.Close()
-		return mapErr("salvage", err)
-	}
-	return mapErr("salvage", f.Close())
+	return ranges, mapErr("salvage", badgerkv.AppendManifest(filepath.Join(to, "MANIFEST"), copied, compression))
 }
 
 // keySession is the id of the session whose range holds key ("" for a
@@ -226,31 +199,10 @@ func keySession(key []byte) string {
 	return sid(key[1:sessionKeyLen]).String()
 }
 
-// damagedRange is the keys a damaged table holds, from its first block's
-// first key to its biggest (nil, unbounded, when its last block is the
-// damaged one); ok is false when its index is damaged too.
-func damagedRange(path string, comp options.CompressionType) (kr keyRange, ok bool) {
-	idx, err := tableIndex(path)
-	if err != nil || idx.OffsetsLength() == 0 {
-		return kr, false
-	}
-	var bo fb.BlockOffset
-	if idx.Offsets(&bo, 0) {
-		kr.first = bytes.Clone(bo.KeyBytes())
-	}
-	func() {
-		defer func() { _ = recover() }()
-		mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
-		if err != nil {
-			return
-		}
-		t, err := table.OpenTable(mf, table.Options{ChkMode: options.OnBlockRead, BlockSize: blockSize, Compression: comp})
-		if err == nil {
-			kr.last = bytes.Clone(t.Biggest())
-			_ = mf.Close(-1)
-		}
-	}()
-	return kr, true
+// damagedRange is the keys a damaged table holds (badgerkv.TableRange).
+func damagedRange(path string, comp badgerkv.Compression) (kr keyRange, ok bool) {
+	kr.first, kr.last, ok = badgerkv.TableRange(path, comp)
+	return kr, ok
 }
 
 // linkOrCopy links a table (Badger never writes a table again), or copies
@@ -284,7 +236,7 @@ func copyFile(from, to string) error {
 func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) error {
 	listed := map[sid]bool{}
 	ids := map[sid]bool{}
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn kv.Txn) error {
 		err := eachListingKey(txn, func(key []byte) error {
 			if len(key) == listingKeyLen {
 				listed[listingKeyID(key)] = true
@@ -294,7 +246,7 @@ func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) err
 		if err != nil {
 			return err
 		}
-		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it *badger.Iterator) error {
+		return eachRange(txn, []byte{tagSession}, nil, func(id sid, it kv.Iterator) error {
 			if !reservedID(id) {
 				ids[id] = true
 			}
@@ -320,7 +272,7 @@ func (s *Store) salvageInto(to *Store, damaged []keyRange, r *SalvageReport) err
 		}
 		var problems []string
 		var meta bool
-		err := s.view(func(txn *badger.Txn) error {
+		err := s.view(func(txn kv.Txn) error {
 			var c sessionCounts
 			c, problems = checkSessionRange(txn, id)
 			meta = c.meta
@@ -381,12 +333,12 @@ func inDamaged(id sid, damaged []keyRange) string {
 func (s *Store) copySession(to *Store, id sid) error {
 	b := &keyBatch{s: to}
 	var metaVal []byte
-	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: sessionPrefix(id)})
+	err := s.view(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: sessionPrefix(id)})
 		defer it.Close()
 		for it.Seek(sessionPrefix(id)); it.Valid(); it.Next() {
-			key := it.Item().KeyCopy(nil)
-			v, err := itemValueCopy(it.Item())
+			key := bytes.Clone(it.Key())
+			v, err := iterValueCopy(it)
 			if err != nil {
 				return err
 			}
@@ -411,7 +363,7 @@ func (s *Store) copySession(to *Store, id sid) error {
 	if err != nil {
 		return corrupt(id, "its metadata does not read back")
 	}
-	err = to.db.Update(func(txn *badger.Txn) error { return putMeta(txn, id, &m, metaVal, summary) })
+	err = to.eng.Update(func(txn kv.Txn) error { return putMeta(txn, id, &m, metaVal, summary) })
 	if err == nil {
 		to.wrote.Store(true)
 	}

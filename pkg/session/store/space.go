@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -29,11 +30,11 @@ import (
 // spaceReserve is the room a writer keeps beyond its writes: what an open
 // writes (a memtable file, a value log, Badger's discard statistics) and
 // a memtable's flush into a table.
-const spaceReserve = 4 * memTableSize
+const spaceReserve = 4 * badgerkv.MemTableSize
 
 // closeReserve is the lock file's reserve: a memtable's table and the
 // MANIFEST's record of it.
-const closeReserve = 2 * memTableSize
+const closeReserve = 2 * badgerkv.MemTableSize
 
 // ErrNoSpace is the kind of the error of a write the store's file system
 // has no room for.
@@ -68,8 +69,8 @@ func (s *Store) roomFor(n int) error {
 // store's tables, which may rewrite all of them.
 func (s *Store) roomToMerge() bool {
 	var size uint64
-	for _, l := range s.db.Levels() {
-		size += uint64(l.Size)
+	if d := s.maint(); d != nil {
+		size = uint64(d.Size())
 	}
 	free, ok := freeSpace(s.dir)
 	return !ok || free >= size+spaceReserve

@@ -1,6 +1,11 @@
-// Package store persists sessions in an embedded Badger store that many
+// Package store persists sessions in a store directory that many
 // short-lived processes share, one at a time (DESIGN §3,
-// reference/badger.md). It is the only importer of Badger.
+// reference/badger.md). Its logic (key layout, listing shards, shared-tail
+// references, gc, blobs, reads and writes) is written over kv.Engine; the
+// database is badgerkv's Badger engine, the only importer of Badger, whose
+// maintenance it reaches through dirEngine (maintain.go). The directory
+// around the database (lock, turnstile, recovery, integrity checks of its
+// files, salvage) is this package's.
 package store
 
 import (
@@ -17,10 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
-
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -66,139 +70,14 @@ var RebuildThreshold = 256
 // Badger's compactors to start (badger.md §2.4).
 const flattenL0 = 8
 
-const (
-	// The read-write open cost is dominated by allocating the memtable
-	// arena, and one transaction may hold 15% of it: 4 MB keeps opens
-	// cheap and still fits hundreds of typical messages per transaction.
-	memTableSize = 4 << 20
-	// Values above this go to the value log; must stay <= 15% of the
-	// memtable. Typical messages (tool output is capped at 32 KB) stay
-	// inline in the SSTs and never need value-log GC.
-	valueThreshold = 64 << 10
-	// Also Badger's largest value; the sparse vlog mmap is twice this.
-	vlogFileSize = 64 << 20
-	// Compression (Snappy, the default) needs a block cache; a short
-	// process gets few hits, so keep it small. A reader gets fewer still:
-	// an export reads each block once, and a cache it cannot use is heap
-	// (and peak RSS) all the same.
-	blockCacheSize = 8 << 20
-	// A table builder grows a block by doubling and keeps every smaller
-	// copy until the table is done: with Badger's 4 KB blocks a 2 MB table
-	// of messages of up to 32 KB took 28 MB of builder, and a merge holds
-	// up to 13 builders. Most messages fit in 16 KB.
-	blockSize            = 16 << 10
-	readerBlockCacheSize = 1 << 20
-	externalMagic        = 0x7763 // "wc": a foreign Badger directory refuses to open
-	// 2: the listing exists and every metadata write keeps it (a wc that
-	// does not would leave it stale, so it must refuse the store). 3: nodes
-	// may be references to others (repeats.go). 4: the metadata sorts last
-	// in its session and each listing shard after its sessions (keys.go);
-	// every writer moves an older store to it (layout.go). 5: listing
-	// summaries carry the import source (client.summaryVersion 2); a
-	// writer rewrites the listing of a store of schema 4.
-	schemaVersion = 5
-)
-
-// maxValueSize is the largest node, metadata or blob we store: Badger's limit
-// minus headroom for the value-log entry header. Checked by us because
-// Badger's own error embeds a hex dump of the value.
-const maxValueSize = vlogFileSize - 64<<10
-
-// badgerOptions is the one place Badger is configured; every open (reader,
-// writer, rebuild target) must agree on the magic and the sizes.
-func badgerOptions(dir string, readOnly, sync bool) badger.Options {
-	cache := int64(blockCacheSize)
-	if readOnly {
-		cache = readerBlockCacheSize
-	}
-	return badger.DefaultOptions(dir).
-		WithReadOnly(readOnly).
-		WithSyncWrites(sync).
-		WithLogger(warnLogger{w: os.Stderr}).
-		WithMemTableSize(memTableSize).
-		WithValueThreshold(valueThreshold).
-		WithValueLogFileSize(vlogFileSize).
-		WithNumMemtables(2).
-		// Background compactions run up to 13 table builders at once and
-		// spread the store over several levels, which the next Flatten
-		// must then merge whole (0.3–9 s and hundreds of MB in a
-		// command). Short commands never lived long enough to run them;
-		// now no writer does, and level 0 is merged by flatten alone. No
-		// compactor would ever end a write stall, so there is none.
-		WithNumCompactors(0).
-		// Badger merges level 0 into a "base level" ten times smaller than
-		// the level below it, once that one passes its 10 MB BaseLevelSize,
-		// and Flatten then merges it down level by level: each level between
-		// rewrote all that was merged once more (1,795 against 1,282 tables
-		// for a batch over a 530 MB store). A base level target above any
-		// store's size makes level 0 merge straight into the store's one
-		// level. Its tables are then BaseTableSize at every store size, not
-		// twice that per level below the base: more tables for an open to
-		// read, smaller table builders in a merge.
-		WithBaseLevelSize(1 << 50).
-		WithNumLevelZeroTablesStall(1 << 20).
-		WithBlockCacheSize(cache).
-		WithBlockSize(blockSize).
-		WithMetricsEnabled(false).
-		WithCompactL0OnClose(false).
-		WithExternalMagic(externalMagic).
-		// Every block read from a table, and every value read from the
-		// value log, is checked against its checksum, so that a damaged
-		// file is an error and never an answer (BenchmarkChecksums).
-		WithChecksumVerificationMode(checksumMode()).
-		WithVerifyValueChecksum(verifyReads)
-}
-
-// verifyReads turns off every checksum check, Badger's and the open's
-// verification of tables, for BenchmarkChecksums alone.
-var verifyReads = true
-
-func checksumMode() options.ChecksumVerificationMode {
-	if verifyReads {
-		return options.OnBlockRead
-	}
-	return options.NoVerification
-}
-
-// bulkOptions suit a batch over the whole store. Its merges keep up to 13
-// table builders in memory at once and Badger pools 8 more for reuse, each
-// buffering about twice the table it builds, so the tables are small
-// (bulkTableSize, at every level: deeper levels' tables would otherwise
-// grow by TableSizeMultiplier). Table indexes go through a bounded cache
-// rather than all in memory, whose size would follow the store's.
-func bulkOptions(opt badger.Options) badger.Options {
-	opt.TableSizeMultiplier = 1
-	opt.BaseTableSize = bulkTableSize
-	opt.MemTableSize = bulkMemTableSize
-	return opt.WithIndexCacheSize(16 << 20)
-}
-
-const (
-	bulkTableSize = 1 << 20
-	// A memtable flush's builder is about twice the memtable, and stays
-	// in Badger's pool of 8 once done.
-	bulkMemTableSize = 2 << 20
-)
-
-// warnLogger passes on Badger's warnings only, each on one line; its INFO
-// lines (about 14 per run) would drown a CLI's stderr, and the errors it
-// logs it also returns, which wc maps to its own messages.
-type warnLogger struct{ w io.Writer }
-
-func (warnLogger) Errorf(string, ...any)         {}
-func (l warnLogger) Warningf(f string, a ...any) { l.line("", f, a) }
-func (warnLogger) Infof(string, ...any)          {}
-func (warnLogger) Debugf(string, ...any)         {}
-
-func (l warnLogger) line(level, f string, a []any) {
-	// Badger's minutely advice when its caches get few hits: a batch that
-	// reads each session once gets few by design.
-	if strings.HasPrefix(f, "%s might be too small") || strings.HasPrefix(f, "Cache life expectancy") {
-		return
-	}
-	msg := strings.Join(strings.Fields(fmt.Sprintf(f, a...)), " ")
-	fmt.Fprintf(l.w, "wc: badger: %s%s\n", level, msg)
-}
+// 2: the listing exists and every metadata write keeps it (a wc that
+// does not would leave it stale, so it must refuse the store). 3: nodes
+// may be references to others (repeats.go). 4: the metadata sorts last
+// in its session and each listing shard after its sessions (keys.go);
+// every writer moves an older store to it (layout.go). 5: listing
+// summaries carry the import source (client.summaryVersion 2); a
+// writer rewrites the listing of a store of schema 4.
+const schemaVersion = 5
 
 // Store is an open store. Its methods may be called from several goroutines,
 // except Close.
@@ -212,7 +91,7 @@ type Store struct {
 	turnstile  *os.File              // see holdTurnstile
 	owner      int                   // the uid the store belongs to
 	otherOwner bool                  // another user's store, only read (Options.OtherOwner)
-	db         *badger.DB            // nil when a reader found no store
+	eng        kv.Engine             // the database (badgerkv); nil when a reader found no store
 	verified   map[uint64]tableStamp // the tables found verified at the open
 	reserved   bool                  // the lock file holds closeReserve (see space.go)
 	// poisoned: Badger panicked on damaged data and may hold its locks;
@@ -235,6 +114,9 @@ type Store struct {
 }
 
 func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
+
+// setEngine makes e the handle's database.
+func (s *Store) setEngine(e kv.Engine) { s.eng = e }
 
 // Open opens the store in Dir. A writer creates Dir (0700) when missing; a
 // reader never creates anything and sees an empty store instead.
@@ -436,11 +318,12 @@ func (s *Store) openWrite(deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.db, s.rw = db, true
+	s.setEngine(db)
+	s.rw = true
 	s.holdCloseReserve()
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
-		s.db = nil
+		s.setEngine(nil)
 		return err
 	}
 	return nil
@@ -478,10 +361,10 @@ func (s *Store) openRead(deadline time.Time) error {
 		}
 		return err
 	}
-	s.db = db
+	s.setEngine(db)
 	if err := s.checkSchema(); err != nil {
 		_ = db.Close()
-		s.db = nil
+		s.setEngine(nil)
 		if errors.Is(err, errMigrate) {
 			return s.upgradeToMove(deadline)
 		}
@@ -595,42 +478,48 @@ func (s *Store) upgrade(deadline time.Time) error {
 
 // openBadger retries while a foreign process (the badger CLI, a debugger)
 // holds Badger's own non-blocking directory lock.
-func (s *Store) openBadger(readOnly bool, deadline time.Time) (*badger.DB, error) {
-	opt := badgerOptions(s.dbDir(), readOnly, s.sync)
-	if s.bulk {
-		opt = bulkOptions(opt)
-	}
+func (s *Store) openBadger(readOnly bool, deadline time.Time) (kv.Engine, error) {
+	opt := badgerkv.Config{Dir: s.dbDir(), ReadOnly: readOnly, Sync: s.sync, Bulk: s.bulk}
 	delay := 5 * time.Millisecond
 	for {
 		db, err := s.tryOpenBadger(opt)
 		if err == nil {
 			return db, nil
 		}
-		msg := err.Error()
 		switch {
-		case strings.Contains(msg, "Cannot acquire directory lock"):
+		case errors.Is(err, badgerkv.ErrLocked):
 			if time.Until(deadline) < delay {
 				return nil, busyError(s.dir)
 			}
 			time.Sleep(delay)
 			delay = min(2*delay, 100*time.Millisecond)
 			continue
-		case strings.Contains(msg, "external magic number doesn't match"):
+		case errors.Is(err, badgerkv.ErrForeign):
 			return nil, notStoreError(s.dir, false)
 		case errors.Is(err, ErrDamaged):
 			return nil, err
-		case isDamage(err):
-			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerMessage(err))
+		case badgerkv.IsDamage(err):
+			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerkv.Message(err))
 		case cannotWrite(err):
-			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerMessage(err))}
+			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerkv.Message(err))}
 		}
 		return nil, mapErr("open", err)
 	}
 }
 
+// openEngine is badgerkv.Open as a kv.Engine: a nil *badgerkv.Engine is
+// no engine.
+func openEngine(c badgerkv.Config) (kv.Engine, error) {
+	e, err := badgerkv.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
 // tryOpenBadger opens Badger once. A panic on its goroutine, on damaged
 // data, is the error of a damaged store.
-func (s *Store) tryOpenBadger(opt badger.Options) (db *badger.DB, err error) {
+func (s *Store) tryOpenBadger(opt badgerkv.Config) (e kv.Engine, err error) {
 	defer s.panicked("opening it", &err)
 	if s.poisoned.Load() {
 		return nil, errPoisoned
@@ -640,11 +529,11 @@ func (s *Store) tryOpenBadger(opt badger.Options) (db *badger.DB, err error) {
 		// maps about 70 KB of each: 134 MB for a 1.6 GB store. No table
 		// is pinned yet, so they are paged out (see releaseTablePages).
 		dir := s.dbDir()
-		err = releasing(func() (err error) { db, err = badger.Open(opt); return err },
+		err = releasing(func() (err error) { e, err = openEngine(opt); return err },
 			func() { _, _ = releaseTablePages(dir, func(uint64) bool { return false }) })
-		return db, err
+		return e, err
 	}
-	return badger.Open(opt)
+	return openEngine(opt)
 }
 
 // checkSchema refuses stores written by a newer format, stamps new ones, and
@@ -652,17 +541,17 @@ func (s *Store) tryOpenBadger(opt badger.Options) (db *badger.DB, err error) {
 // reader of such a store gets errMigrate, and upgrades to do it.
 func (s *Store) checkSchema() error {
 	var raw []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.eng.View(func(txn kv.Txn) error {
 		item, err := txn.Get(schemaKey)
 		if err != nil {
 			return err
 		}
-		raw, err = itemValueCopy(item)
+		raw, err = copyValue(item)
 		return err
 	})
 	var v schemaRecordJSON
 	switch {
-	case errors.Is(err, badger.ErrKeyNotFound):
+	case errors.Is(err, kv.ErrNotFound):
 		empty, err := s.empty()
 		if err != nil {
 			return mapErr("open", err)
@@ -716,10 +605,10 @@ var errMigrate = errors.New("store: written by an older wc")
 // empty reports whether the store holds no key at all.
 func (s *Store) empty() (bool, error) {
 	empty := true
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
+	err := s.eng.View(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{})
 		defer it.Close()
-		it.Rewind()
+		it.Seek(nil)
 		empty = !it.Valid()
 		return nil
 	})
@@ -727,20 +616,15 @@ func (s *Store) empty() (bool, error) {
 }
 
 // Exists is false when a reader opened a store that does not exist yet.
-func (s *Store) Exists() bool { return s.db != nil }
+func (s *Store) Exists() bool { return s.eng != nil }
 
 // Tables counts Badger's tables: all of them, and those in level 0.
 func (s *Store) Tables() (total, level0 int) {
-	if s.db == nil {
+	d := s.maint()
+	if d == nil {
 		return 0, 0
 	}
-	for _, l := range s.db.Levels() {
-		total += l.NumTables
-		if l.Level == 0 {
-			level0 = l.NumTables
-		}
-	}
-	return total, level0
+	return d.Tables()
 }
 
 // Close keeps the table count bounded (writers only), closes Badger and only
@@ -753,25 +637,25 @@ func (s *Store) Close() error {
 	var first error
 	if s.poisoned.Load() {
 		// As a crash leaves it: Badger's next open recovers what it wrote.
-		s.db = nil
+		s.setEngine(nil)
 		s.unlock()
 		return errPoisoned
 	}
-	if s.db != nil {
+	if s.eng != nil {
 		if s.rw {
 			first = s.maintainGuarded()
 		}
 		if s.poisoned.Load() {
-			s.db = nil // left as a crash leaves it
+			s.setEngine(nil) // left as a crash leaves it
 		}
-		if s.db != nil {
+		if s.eng != nil {
 			s.mapMu.Lock()
 			s.releaseCloseReserve() // room for the memtable's flush
-			err := s.db.Close()
+			err := s.eng.Close()
 			if first == nil {
 				first = mapErr("close", err)
 			}
-			s.db = nil
+			s.setEngine(nil)
 			s.mapMu.Unlock()
 			if err == nil {
 				s.recordVerified()
@@ -827,17 +711,17 @@ var (
 )
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(txn *badger.Txn) error) (err error) {
+func (s *Store) view(fn func(txn kv.Txn) error) (err error) {
 	switch {
 	case s.closed:
 		return errClosed
 	case s.poisoned.Load():
 		return errPoisoned
-	case s.db == nil:
+	case s.eng == nil:
 		return errNoStore
 	}
 	defer s.panicked("a read", &err)
-	return s.db.View(fn)
+	return s.eng.View(fn)
 }
 
 // errPoisoned answers every use of a handle after a panic.
@@ -860,7 +744,7 @@ func (s *Store) Settle() error {
 	if s.closed {
 		return errClosed
 	}
-	if !s.bulk || s.db == nil || s.moved.Load() < settleReleaseBytes {
+	if !s.bulk || s.eng == nil || s.moved.Load() < settleReleaseBytes {
 		return nil
 	}
 	s.moved.Store(0)
@@ -884,7 +768,11 @@ func (s *Store) Settle() error {
 // a resident process's memtable). Table pages are released while it runs,
 // or such a merge would map all it reads and writes.
 func (s *Store) flatten() error {
-	return mapErr("flatten", releasing(func() error { return s.db.Flatten(1) }, func() { s.releasePages() }))
+	d := s.maint()
+	if d == nil {
+		return nil
+	}
+	return mapErr("flatten", releasing(d.Flatten, func() { s.releasePages() }))
 }
 
 // releasing runs fn, and release every 100 ms until fn returns.
@@ -932,9 +820,10 @@ var releaseEvery = 4 << 20
 //   - a read-write handle pins the tables live before and after an
 //     iterator was made, which holds them open.
 func (s *Store) releasePages() int {
-	s.mapMu.RLock() // s.db stays open
+	s.mapMu.RLock() // s.eng stays open
 	defer s.mapMu.RUnlock()
-	if s.db == nil {
+	d := s.maint()
+	if d == nil {
 		return 0
 	}
 	var pinned func(uint64) bool
@@ -944,24 +833,9 @@ func (s *Store) releasePages() int {
 	case s.bulk:
 		pinned = func(uint64) bool { return false }
 	default:
-		before := s.db.Tables()
-		txn := s.db.NewTransaction(false)
-		defer txn.Discard()
-		it := txn.NewIterator(badger.IteratorOptions{}) // holds a reference to every table
-		defer it.Close()
-		live := make(map[uint64]bool, len(before))
-		for _, t := range before {
-			live[t.ID] = true
-		}
-		both := make(map[uint64]bool, len(before))
-		for _, t := range s.db.Tables() {
-			// Live before and after the iterator was made: live when it was,
-			// so it holds the table open.
-			if live[t.ID] {
-				both[t.ID] = true
-			}
-		}
-		pinned = func(id uint64) bool { return both[id] }
+		var unpin func()
+		pinned, unpin = d.PinTables()
+		defer unpin()
 	}
 	n, _ := releaseTablePages(s.dbDir(), pinned)
 	return n
@@ -970,8 +844,9 @@ func (s *Store) releasePages() int {
 // syncNow makes what was committed durable without closing: the resident
 // store process does it before a writer's result is printed.
 func (s *Store) syncNow() error {
-	if s.db == nil {
+	d := s.maint()
+	if d == nil {
 		return nil
 	}
-	return mapErr("sync", s.db.Sync())
+	return mapErr("sync", d.Sync())
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -180,7 +182,7 @@ func TestOrphansInvisible(t *testing.T) {
 	w := open(t, dir, Write)
 	key, _ := parseID(id)
 	orphans := chain(5, 50)[3:] // seqs 4 and 5, as if from an unfinished commit
-	if err := w.db.Update(func(txn *badger.Txn) error {
+	if err := w.eng.Update(func(txn kv.Txn) error {
 		for i := range orphans {
 			orphans[i].Msg = userMsg("orphan")
 			if err := txn.Set(nodeKey(key, orphans[i].Seq), record.EncodeNode(&orphans[i])); err != nil {
@@ -339,10 +341,10 @@ func TestDeleteAndBlobs(t *testing.T) {
 	}
 	key, _ := parseID(gone)
 	left := 0
-	_ = r.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: sessionPrefix(key)})
+	_ = r.eng.View(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: sessionPrefix(key)})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Seek(nil); it.Valid(); it.Next() {
 			left++
 		}
 		return nil
@@ -384,7 +386,7 @@ func TestCommitRejects(t *testing.T) {
 	if _, err := w.Meta(id); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a rejected commit wrote something: %v", err)
 	}
-	big := make([]byte, maxValueSize+1)
+	big := make([]byte, badgerkv.MaxValueBytes+1)
 	if err := w.PutBlob(id, sha256.Sum256(big), big); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("oversized blob: %v", err)
 	}
@@ -408,7 +410,7 @@ func TestSchemaNewer(t *testing.T) {
 	dir := t.TempDir()
 	w := open(t, dir, Write)
 	newer := fmt.Sprint(schemaVersion + 1)
-	if err := w.db.Update(func(txn *badger.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":`+newer+`}`)) }); err != nil {
+	if err := w.eng.Update(func(txn kv.Txn) error { return txn.Set(schemaKey, []byte(`{"schema":`+newer+`}`)) }); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, w)

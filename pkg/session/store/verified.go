@@ -120,7 +120,7 @@ func (s *Store) recordVerified() {
 	}
 	var b strings.Builder
 	b.WriteString(verifiedHeader)
-	for id := range m.Tables {
+	for id := range m {
 		stamp, ok := files.tables[id]
 		was, seen := s.verified[id]
 		if !ok || seen && was != stamp {

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -20,12 +19,18 @@ var testHookTxnCommitted func(n int)
 // last nodes (tests).
 var testMetaRedone atomic.Int64
 
-func tooLarge(what string, size int) error {
-	return fmt.Errorf("store: %s is too large (%d bytes; the limit is %d)", what, size, maxValueSize)
+// tooBig reports a value beyond the engine's largest (checked here
+// because Badger's own error embeds a hex dump of the value).
+func (s *Store) tooBig(what string, v []byte) error {
+	if limit := s.eng.Limits().MaxValueBytes; limit > 0 && len(v) > limit {
+		return fmt.Errorf("store: %s is too large (%d bytes; the limit is %d)", what, len(v), limit)
+	}
+	return nil
 }
 
 // Commit writes nodes and then the metadata with its listing entry, in one
-// transaction when they fit. Otherwise the nodes go in as many transactions as needed and the
+// transaction when they fit in one of the engine's (kv.ErrTooBig tells).
+// Otherwise the nodes go in as many transactions as needed and the
 // metadata last in its own: readers only follow seqs below meta.NextSeq
 // reachable from meta.Head, so a crash in between leaves invisible orphans
 // that later appends overwrite. Every value is encoded and checked before
@@ -55,8 +60,8 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 			return fmt.Errorf("store: session %s: node seq %d is outside 1..%d", id, n.Seq, meta.NextSeq-1)
 		}
 		vals[i] = record.EncodeNode(n)
-		if len(vals[i]) > maxValueSize {
-			return tooLarge(fmt.Sprintf("node %d", n.Seq), len(vals[i]))
+		if err := s.tooBig(fmt.Sprintf("node %d", n.Seq), vals[i]); err != nil {
+			return err
 		}
 	}
 	if err := s.shareRepeats(id, nodes, vals); err != nil {
@@ -69,8 +74,8 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		s.moved.Add(int64(size))
 	}
 	metaVal := record.EncodeMeta(meta)
-	if len(metaVal) > maxValueSize {
-		return tooLarge("session metadata", len(metaVal))
+	if err := s.tooBig("session metadata", metaVal); err != nil {
+		return err
 	}
 	if err := s.roomFor(size + 2*len(metaVal)); err != nil {
 		return err
@@ -80,70 +85,61 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
 	}
 
-	txn := s.db.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	txns := 1
-	next := func() error {
-		if err := txn.Commit(); err != nil {
-			return err
-		}
-		s.wrote.Store(true)
-		if testHookTxnCommitted != nil {
-			testHookTxnCommitted(txns)
-		}
-		txn = s.db.NewTransaction(true)
-		txns++
-		return nil
-	}
-	first := 0 // nodes[first:] are in txn
-	for i := range nodes {
-		k := nodeKey(id, nodes[i].Seq)
-		err := txn.Set(k, vals[i])
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			if err = next(); err == nil {
-				first = i
-				err = txn.Set(k, vals[i])
+	// In one transaction when it all fits. Else the nodes in as many as
+	// they fill, and the metadata with its listing entry alone in the
+	// last: the commit point.
+	txns := 0
+	metaAlone := false
+	for first := 0; ; {
+		next, metaIn := first, false
+		err := s.eng.Update(func(txn kv.Txn) error {
+			for next = first; next < len(nodes); next++ {
+				err := txn.Set(nodeKey(id, nodes[next].Seq), vals[next])
+				if errors.Is(err, kv.ErrTooBig) && next > first {
+					return nil // commit the nodes that fit
+				}
+				if err != nil {
+					return err
+				}
 			}
+			if metaAlone && next > first {
+				return nil
+			}
+			err := putMeta(txn, id, meta, metaVal, summary)
+			if errors.Is(err, kv.ErrTooBig) && next > first {
+				return errMetaTooBig // nothing committed: the nodes again, alone
+			}
+			metaIn = err == nil
+			return err
+		})
+		if errors.Is(err, errMetaTooBig) {
+			testMetaRedone.Add(1)
+			metaAlone = true
+			continue
 		}
 		if err != nil {
 			return mapErr("commit", err)
 		}
-	}
-	if txns > 1 {
-		// The metadata alone in the last transaction: the commit point.
-		if err := next(); err != nil {
-			return mapErr("commit", err)
+		txns++
+		s.wrote.Store(true)
+		if metaIn {
+			break
 		}
-		first = len(nodes)
-	}
-	err = putMeta(txn, id, meta, metaVal, summary)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		// The metadata and its listing entry commit together or not at
-		// all: redo this transaction's nodes alone, then the metadata.
-		txn.Discard()
-		txn = s.db.NewTransaction(true)
-		err = nil
-		for i := first; i < len(nodes) && err == nil; i++ {
-			err = txn.Set(nodeKey(id, nodes[i].Seq), vals[i])
-		}
-		if err == nil {
-			err = next()
-		}
-		if err == nil {
-			testMetaRedone.Add(1)
-			err = putMeta(txn, id, meta, metaVal, summary)
+		metaAlone, first = true, next
+		if testHookTxnCommitted != nil {
+			testHookTxnCommitted(txns)
 		}
 	}
-	if err == nil {
-		err = txn.Commit()
-	}
-	if err != nil {
-		return mapErr("commit", err)
-	}
-	s.wrote.Store(true)
 	s.lastTxns.Store(int64(txns))
 	return nil
 }
+
+// errMetaTooBig ends a Commit's transaction whose metadata does not fit
+// beside its nodes.
+var errMetaTooBig = errors.New("store: the metadata does not fit beside the nodes")
+
+// errNoSession ends the transaction of a removal that found no session.
+var errNoSession = errors.New("store: no such session")
 
 // DeleteSession removes the metadata first (the commit point: the session
 // is gone for every reader from then on), then its nodes and blobs.
@@ -155,20 +151,20 @@ func (s *Store) DeleteSession(id string) error {
 	if err != nil {
 		return err
 	}
-	err = s.db.Update(func(txn *badger.Txn) error {
+	err = s.eng.Update(func(txn kv.Txn) error {
 		listing, err := storedListingKey(txn, key)
 		if err != nil {
 			return err
 		}
 		if listing == nil {
-			return badger.ErrKeyNotFound
+			return errNoSession
 		}
 		if err := txn.Delete(listing); err != nil {
 			return err
 		}
 		return txn.Delete(metaKey(key))
 	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, errNoSession) {
 		return sessionNotFound(id)
 	}
 	if err != nil {
@@ -176,23 +172,24 @@ func (s *Store) DeleteSession(id string) error {
 	}
 	s.wrote.Store(true)
 
-	wb := s.db.NewWriteBatch()
-	err = s.db.View(func(txn *badger.Txn) error {
+	// Past the commit point: the rest may take many transactions, and what
+	// a crash leaves is a range without metadata, invisible and purged.
+	b := &keyBatch{s: s}
+	err = s.eng.View(func(txn kv.Txn) error {
 		prefix := sessionPrefix(key)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		it := txn.Iterate(kv.IterOptions{Prefix: prefix, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(prefix); it.Valid(); it.Next() {
-			if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+			if err := b.del(it.Key()); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		wb.Cancel()
-		return mapErr("delete", err)
+	if err == nil {
+		err = b.flush()
 	}
-	return mapErr("delete", wb.Flush())
+	return mapErr("delete", err)
 }
 
 // PutBlob stores content under its sha256 in the session's range.
@@ -207,13 +204,13 @@ func (s *Store) PutBlob(id string, sum [32]byte, data []byte) error {
 	if sha256.Sum256(data) != sum {
 		return errors.New("store: blob content does not match its sha256")
 	}
-	if len(data) > maxValueSize {
-		return tooLarge("blob", len(data))
+	if err := s.tooBig("blob", data); err != nil {
+		return err
 	}
 	if err := s.roomFor(len(data)); err != nil {
 		return err
 	}
-	err = s.db.Update(func(txn *badger.Txn) error { return txn.Set(blobKey(key, sum), data) })
+	err = s.eng.Update(func(txn kv.Txn) error { return txn.Set(blobKey(key, sum), data) })
 	if err != nil {
 		return mapErr("write blob", err)
 	}

@@ -13,9 +13,11 @@ type Engine interface {
 	// ErrConflict, committing nothing, when a key fn read with Get was
 	// changed by another commit since the transaction began; the store
 	// retries such an Update (and looks first, after ErrUnknownResult,
-	// whether it was applied). Scans are not checked for conflicts: the
-	// store guards each change of a session by reading (Get) and writing
-	// its metadata record.
+	// whether it was applied). Scans need not be checked for conflicts:
+	// the store guards each change of a session by reading (Get) and
+	// writing its metadata record. An engine may check them too (Badger
+	// counts every key an iterator visited as read: a retry more, never a
+	// check less; kvtest.ScansConflict).
 	Update(fn func(Txn) error) error
 	// Limits are the sizes the engine takes; the store never asks for
 	// more.
@@ -64,7 +66,12 @@ type Iterator interface {
 }
 
 // Limits are what an engine takes in one value and one transaction. Zero
-// means no limit of that kind.
+// means no limit of that kind in these terms: an engine that measures a
+// transaction in its own (Badger counts a value kept in its value log as
+// a pointer) declares none and answers ErrTooBig by its measure, which
+// the store handles as it handles these. Every Set and Delete counts
+// against MaxTxnOps; an engine may count a key written twice as two
+// writes (Badger; kvtest.RewritesCount).
 type Limits struct {
 	MaxValueBytes int   // the largest value
 	MaxTxnBytes   int64 // the keys and values one transaction may write in all
