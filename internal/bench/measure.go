@@ -185,10 +185,8 @@ func (r *runner) sample(key string) *sample {
 func (r *runner) timeRuns(key string, runs, warm int, prepare func() error, c command, rss bool) error {
 	s := r.sample(key)
 	for i := range warm + runs {
-		if prepare != nil {
-			if err := prepare(); err != nil {
-				return fmt.Errorf("%s: preparing: %w", key, err)
-			}
+		if err := prepared(key, prepare); err != nil {
+			return err
 		}
 		took, kib, err := r.execTo(c, nil, rss)
 		if err != nil {
@@ -200,6 +198,17 @@ func (r *runner) timeRuns(key string, runs, warm int, prepare func() error, c co
 				s.RSS = append(s.RSS, kib)
 			}
 		}
+	}
+	return nil
+}
+
+// prepared runs prepare, if not nil, before a run of key.
+func prepared(key string, prepare func() error) error {
+	if prepare == nil {
+		return nil
+	}
+	if err := prepare(); err != nil {
+		return fmt.Errorf("%s: preparing: %w", key, err)
 	}
 	return nil
 }
@@ -217,10 +226,8 @@ func (r *runner) bench(key string, runs, warm int, prepare func() error, c comma
 func (r *runner) rssRuns(key string, prepare func() error, c command) error {
 	s := r.sample(key)
 	for range r.c.RSSRuns {
-		if prepare != nil {
-			if err := prepare(); err != nil {
-				return fmt.Errorf("%s: preparing: %w", key, err)
-			}
+		if err := prepared(key, prepare); err != nil {
+			return err
 		}
 		_, kib, err := r.execTo(c, nil, true)
 		if err != nil {
@@ -333,10 +340,8 @@ func (r *runner) alternate(n int, pause time.Duration, sides ...pattern) error {
 			slices.Reverse(order)
 		}
 		for _, p := range order {
-			if p.prepare != nil {
-				if err := p.prepare(); err != nil {
-					return fmt.Errorf("%s: preparing: %w", p.key, err)
-				}
+			if err := prepared(p.key, p.prepare); err != nil {
+				return err
 			}
 			took, _, err := p.run()(false)
 			if err != nil {
@@ -350,10 +355,8 @@ func (r *runner) alternate(n int, pause time.Duration, sides ...pattern) error {
 	for _, p := range sides {
 		for range min(r.c.RSSRuns, 3) {
 			time.Sleep(pause)
-			if p.prepare != nil {
-				if err := p.prepare(); err != nil {
-					return fmt.Errorf("%s: preparing: %w", p.key, err)
-				}
+			if err := prepared(p.key, p.prepare); err != nil {
+				return err
 			}
 			_, kib, err := p.run()(true)
 			if err != nil {
