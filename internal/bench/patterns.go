@@ -24,9 +24,10 @@ func (r *runner) agentLoop() error {
 	if r.c.AgentIdle != "" {
 		wc.env = append(wc.env, "WC_RESIDENT_IDLE="+r.c.AgentIdle)
 	}
-	lingered := 0
+	lingered, appends := 0, 0
 	err := r.alternate(r.c.AgentRuns, r.c.AgentPause,
 		pattern{key: "agent.wc", prepare: func() error {
+			appends++
 			if len(residentPIDs(many)) > 0 {
 				lingered++
 			}
@@ -35,7 +36,7 @@ func (r *runner) agentLoop() error {
 		pattern{key: "agent.sql", run: func() job { return r.runs(r.sqlite(r.db("many"), r.prog("append-many.sql"))) }})
 	if lingered > 0 {
 		r.notes = append(r.notes, fmt.Sprintf("agent loop: a resident process still served %d of %d appends (the pause is not past its idle timeout)",
-			lingered, r.c.AgentRuns))
+			lingered, appends))
 	}
 	return err
 }
