@@ -9,7 +9,7 @@
 #
 # Usage: sh scripts/batch-bench.sh [SESSIONS [MESSAGES [TOKENS]]]
 #        defaults 1000 500 100000: a 1.1 GB store, 1-3 minutes on 2 cores.
-# Run it from the module root, or with benchgen and the wc binaries on PATH.
+# Run it from the module root, or with wcbench and the wc binaries on PATH.
 # Needs GNU time (/usr/bin/time). BATCH_DIR keeps the work directory.
 set -eu
 sessions=${1:-1000}
@@ -26,10 +26,10 @@ else
 	dir=$(mktemp -d)
 	trap 'rm -rf "$dir"' EXIT
 fi
-if ! command -v benchgen >/dev/null 2>&1 || ! command -v wc-compact >/dev/null 2>&1; then
-	[ -f go.mod ] || die "run from the module root, or put benchgen and the wc binaries on PATH"
+if ! command -v wcbench >/dev/null 2>&1 || ! command -v wc-compact >/dev/null 2>&1; then
+	[ -f go.mod ] || die "run from the module root, or put wcbench and the wc binaries on PATH"
 	echo "batch-bench: building" >&2
-	go build -tags urfave_cli_no_docs -o "$dir/bin/" ./cmd/... ./scripts/benchgen || die "build failed"
+	go build -tags urfave_cli_no_docs -o "$dir/bin/" ./cmd/... ./internal/bench/wcbench || die "build failed"
 	PATH="$dir/bin:$PATH"
 fi
 # The batch opens the store itself whatever the mode; the append after it
@@ -38,8 +38,8 @@ WC_DIRECT=1
 export WC_DIRECT
 
 echo "batch-bench: generating $sessions sessions of $messages messages" >&2
-benchgen -sessions "$sessions" -messages "$messages" -wc "$dir/store" >"$dir/gen.json" 2>"$dir/gen.log" ||
-	{ cat "$dir/gen.log" >&2; die "benchgen failed"; }
+wcbench gen -sessions "$sessions" -messages "$messages" -wc "$dir/store" >"$dir/gen.json" 2>"$dir/gen.log" ||
+	{ cat "$dir/gen.log" >&2; die "wcbench gen failed"; }
 json_bytes=$(sed 's/.*"json_bytes":\([0-9]*\).*/\1/' "$dir/gen.json")
 id=$(sed 's/.*"first_id":"\([^"]*\)".*/\1/' "$dir/gen.json")
 store_before=$(du -sk "$dir/store" | cut -f1)

@@ -37,7 +37,7 @@ func ModuleRoot(t testing.TB) string {
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
-// Binaries builds every wc command (and benchgen) into a temporary
+// Binaries builds every wc command (and wcbench) into a temporary
 // directory, once per test process, and returns that directory.
 func Binaries(t testing.TB) string {
 	t.Helper()
@@ -47,8 +47,8 @@ func Binaries(t testing.TB) string {
 		if buildErr != nil {
 			return
 		}
-		// benchgen too: the benchmark scripts are tested at a small size.
-		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binDir+string(filepath.Separator), "./cmd/...", "./scripts/benchgen")
+		// wcbench too: the benchmark scripts are tested at a small size.
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binDir+string(filepath.Separator), "./cmd/...", "./internal/bench/wcbench")
 		cmd.Dir = root
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -1,35 +1,4 @@
-// Command benchgen writes the data sets of scripts/bench.sh: the same
-// synthetic coding-agent sessions, drawn from one seeded random stream, as
-//
-//   - a wc store (-wc DIR), written through pkg/session/store in one process;
-//   - JSONL files (-jsonl DIR): DIR/sessions/ID.jsonl holds one message per
-//     line, in the same JSON wc stores, and DIR/meta/ID.json the session's
-//     {"id","title","project","created","updated","message_count"};
-//   - an SQLite database (-sqlite FILE), written by piping one transaction
-//     into the sqlite3 command: sessions(id, title, project, created,
-//     updated) and messages(session_id, seq, json), with indexes.
-//
-// It prints a JSON summary of what it wrote on stdout.
-//
-// Sizes and the role mix come from the fixtures in testdata/fixtures;
-// `sh scripts/bench.sh measure` re-derives them. The 306 wc-level messages
-// of the 11 fixture sessions (content bytes; a redacted codex body counts
-// its original len=N):
-//
-//	role       share  p10  p25  p50   p75   p90    p95    p99    max
-//	tool        60%    93  365  727  3376  7894  13730  32254  75079 (32,768 after wc's cap)
-//	assistant   24%   154  272  556   801  1063   2672  15997  15997
-//	user        12%    35   86  136  1183  5296   6970   8675   8675
-//	system       4%   806 3638 3696  6684  6684   6684   6684   6684
-//
-// Tool messages are 60% of all messages but 34% of a session's messages on
-// average (median 33%): one codex rollout holds 118 of the 184. The
-// generator aims between the two: its 10,000 sessions hold 40% tool, 40%
-// assistant, 19% user and 2% system messages (see messages). Messages per
-// session in the fixtures: 5 5 6 9 11 11 17 18 25 46 153 (mean 28); each
-// session draws one of these and scales it by 0.8-1.25. A generated message's content size is
-// drawn from its role's quantiles above, log-linearly between them.
-package main
+package gen
 
 import (
 	"bufio"
@@ -77,24 +46,25 @@ func (q quantiles) draw(r *rand.Rand) int {
 	return int(q[len(q)-1][1])
 }
 
-type config struct {
-	sessions       int
-	messages       int // 0: draw per session
-	firstMessages  int // >0: session 0 has exactly this many
-	projects       int
-	seed           uint64
-	wcDir          string
-	jsonlDir       string
-	sqliteFile     string
-	sqliteCommand  string
-	sqliteJournal  string
-	start          time.Time
-	spanDays       int
-	checkEvery     int
-	progressWriter *os.File
+// Config says what Generate writes; Main fills it from benchgen's flags.
+type Config struct {
+	Sessions      int
+	Messages      int // 0: draw per session
+	FirstMessages int // >0: session 0 has exactly this many
+	Projects      int
+	Seed          uint64
+	WCDir         string // a wc store, if not empty
+	JSONLDir      string // JSONL and metadata files, if not empty
+	SQLiteFile    string // an SQLite database, if not empty
+	SQLiteCommand string
+	SQLiteJournal string
+	Start         time.Time // sessions start within SpanDays from it
+	SpanDays      int
+	Progress      io.Writer // progress lines of a large run, or nil
 }
 
-type summary struct {
+// Summary is what Generate wrote.
+type Summary struct {
 	Sessions        int            `json:"sessions"`
 	Messages        int            `json:"messages"`
 	Roles           map[string]int `json:"roles"`
@@ -108,34 +78,46 @@ type summary struct {
 	Seconds         float64        `json:"seconds"`
 }
 
-func main() {
-	var c config
-	flag.IntVar(&c.sessions, "sessions", 1, "number of sessions")
-	flag.IntVar(&c.messages, "messages", 0, "messages per session (0: draw from the fixtures' distribution)")
-	flag.IntVar(&c.firstMessages, "first-messages", 0, "if > 0, the first session has exactly this many messages")
-	flag.IntVar(&c.projects, "projects", 20, "number of projects (Zipf-distributed)")
-	seed := flag.Int64("seed", 1, "random seed")
-	flag.StringVar(&c.wcDir, "wc", "", "write a wc store in `DIR`")
-	flag.StringVar(&c.jsonlDir, "jsonl", "", "write JSONL and metadata files under `DIR`")
-	flag.StringVar(&c.sqliteFile, "sqlite", "", "write an SQLite database `FILE` (through the sqlite3 command)")
-	flag.StringVar(&c.sqliteCommand, "sqlite3", "sqlite3", "the sqlite3 `COMMAND`")
-	flag.StringVar(&c.sqliteJournal, "journal", "wal", "SQLite journal mode")
-	flag.IntVar(&c.spanDays, "days", 90, "sessions start within the last `N` days")
-	flag.Parse()
-	if flag.NArg() > 0 || c.sessions < 1 {
-		flag.Usage()
-		os.Exit(2)
+// NewConfig is the configuration of benchgen's defaults: one session of
+// drawn length, 20 projects, seed 1, within the last 90 days.
+func NewConfig() Config {
+	return Config{Sessions: 1, Projects: 20, Seed: 1, SQLiteCommand: "sqlite3", SQLiteJournal: "wal",
+		Start: time.Now().UTC().Truncate(time.Second).Add(-90 * 24 * time.Hour), SpanDays: 90, Progress: os.Stderr}
+}
+
+// Main is benchgen: it parses args as flags, generates, and prints the
+// summary as one line of JSON on stdout. It returns the exit status.
+func Main(args []string) int {
+	c := NewConfig()
+	fs := flag.NewFlagSet("benchgen", flag.ContinueOnError)
+	fs.IntVar(&c.Sessions, "sessions", 1, "number of sessions")
+	fs.IntVar(&c.Messages, "messages", 0, "messages per session (0: draw from the fixtures' distribution)")
+	fs.IntVar(&c.FirstMessages, "first-messages", 0, "if > 0, the first session has exactly this many messages")
+	fs.IntVar(&c.Projects, "projects", 20, "number of projects (Zipf-distributed)")
+	seed := fs.Int64("seed", 1, "random seed")
+	fs.StringVar(&c.WCDir, "wc", "", "write a wc store in `DIR`")
+	fs.StringVar(&c.JSONLDir, "jsonl", "", "write JSONL and metadata files under `DIR`")
+	fs.StringVar(&c.SQLiteFile, "sqlite", "", "write an SQLite database `FILE` (through the sqlite3 command)")
+	fs.StringVar(&c.SQLiteCommand, "sqlite3", "sqlite3", "the sqlite3 `COMMAND`")
+	fs.StringVar(&c.SQLiteJournal, "journal", "wal", "SQLite journal mode")
+	fs.IntVar(&c.SpanDays, "days", 90, "sessions start within the last `N` days")
+	if err := fs.Parse(args); err != nil {
+		return 2
 	}
-	c.seed = uint64(*seed)
-	c.start = time.Now().UTC().Truncate(time.Second).Add(-time.Duration(c.spanDays) * 24 * time.Hour)
-	c.progressWriter = os.Stderr
-	sum, err := generate(&c)
+	if fs.NArg() > 0 || c.Sessions < 1 {
+		fs.Usage()
+		return 2
+	}
+	c.Seed = uint64(*seed)
+	c.Start = time.Now().UTC().Truncate(time.Second).Add(-time.Duration(c.SpanDays) * 24 * time.Hour)
+	sum, err := Generate(&c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
-		os.Exit(1)
+		return 1
 	}
 	out, _ := json.Marshal(sum)
 	fmt.Println(string(out))
+	return 0
 }
 
 // sink receives each generated session.
@@ -144,7 +126,8 @@ type sink interface {
 	close() error
 }
 
-func generate(c *config) (*summary, error) {
+// Generate writes the sessions c asks for to each of its outputs.
+func Generate(c *Config) (*Summary, error) {
 	began := time.Now()
 	var sinks []sink
 	closeAll := func() error {
@@ -156,47 +139,47 @@ func generate(c *config) (*summary, error) {
 		}
 		return first
 	}
-	if c.wcDir != "" {
-		st, err := store.Open(store.Options{Dir: c.wcDir, LockTimeout: time.Minute}, store.Write)
+	if c.WCDir != "" {
+		st, err := store.Open(store.Options{Dir: c.WCDir, LockTimeout: time.Minute}, store.Write)
 		if err != nil {
 			return nil, err
 		}
 		sinks = append(sinks, &wcSink{st: st})
 	}
-	if c.jsonlDir != "" {
-		s, err := newJSONLSink(c.jsonlDir)
+	if c.JSONLDir != "" {
+		s, err := newJSONLSink(c.JSONLDir)
 		if err != nil {
 			return nil, errors.Join(err, closeAll())
 		}
 		sinks = append(sinks, s)
 	}
-	if c.sqliteFile != "" {
-		s, err := newSQLSink(c.sqliteCommand, c.sqliteFile, c.sqliteJournal)
+	if c.SQLiteFile != "" {
+		s, err := newSQLSink(c.SQLiteCommand, c.SQLiteFile, c.SQLiteJournal)
 		if err != nil {
 			return nil, errors.Join(err, closeAll())
 		}
 		sinks = append(sinks, s)
 	}
 
-	r := rand.New(rand.NewPCG(c.seed, 0x77632d62656e6368))
-	corp := newCorpus(rand.New(rand.NewPCG(c.seed, 1)))
-	projects := projectPaths(c.projects)
+	r := rand.New(rand.NewPCG(c.Seed, 0x77632d62656e6368))
+	corp := newCorpus(rand.New(rand.NewPCG(c.Seed, 1)))
+	projects := projectPaths(c.Projects)
 	zipf := zipfWeights(len(projects))
 	filterProject := projects[min(4, len(projects)-1)]
 
-	sum := &summary{Sessions: c.sessions, Roles: map[string]int{}, Project: filterProject}
+	sum := &Summary{Sessions: c.Sessions, Roles: map[string]int{}, Project: filterProject}
 	var lines [][]byte
-	for i := 0; i < c.sessions; i++ {
-		n := c.messages
+	for i := 0; i < c.Sessions; i++ {
+		n := c.Messages
 		switch {
-		case i == 0 && c.firstMessages > 0:
-			n = c.firstMessages
+		case i == 0 && c.FirstMessages > 0:
+			n = c.FirstMessages
 		case n <= 0:
 			n = max(2, int(math.Round(float64(sessionLengths[r.IntN(len(sessionLengths))])*(0.8+0.45*r.Float64()))))
 		}
 		project := projects[pick(r, zipf)]
-		created := c.start.Add(time.Duration(r.Int64N(int64(c.spanDays)*24*3600)) * time.Second)
-		id := uuid(r)
+		created := c.Start.Add(time.Duration(r.Int64N(int64(c.SpanDays)*24*3600)) * time.Second)
+		id := UUID(r)
 		msgs, content := messages(r, corp, n, created)
 
 		meta := session.New(id, project, "", created)
@@ -225,8 +208,8 @@ func generate(c *config) (*summary, error) {
 		if i == 0 {
 			sum.FirstID, sum.FirstMessages, sum.FirstJSONBytes = id, n, size
 		}
-		if c.sessions >= 1000 && (i+1)%(c.sessions/10) == 0 {
-			fmt.Fprintf(c.progressWriter, "benchgen: %d/%d sessions, %.0f MB, %.0fs\n", i+1, c.sessions,
+		if c.Progress != nil && c.Sessions >= 1000 && (i+1)%(c.Sessions/10) == 0 {
+			fmt.Fprintf(c.Progress, "benchgen: %d/%d sessions, %.0f MB, %.0fs\n", i+1, c.Sessions,
 				float64(sum.JSONBytes)/1e6, time.Since(began).Seconds())
 		}
 	}
@@ -248,7 +231,8 @@ func lastTime(msgs []session.Message, def time.Time) time.Time {
 	return t
 }
 
-func uuid(r *rand.Rand) string {
+// UUID is a version 4 UUID drawn from r.
+func UUID(r *rand.Rand) string {
 	var b [16]byte
 	for i := range b {
 		b[i] = byte(r.Uint32())
