@@ -156,7 +156,7 @@ func BenchmarkGetInLargeStore(b *testing.B) {
 	})
 }
 
-// Committing a whole session at once, as wc-new --import and benchgen do:
+// Committing a whole session at once, as wc-new --import and wcbench gen do:
 // 1,000 nodes of about 2 KB.
 func BenchmarkCommitSession(b *testing.B) {
 	nodes := chain(1000, 2048)
