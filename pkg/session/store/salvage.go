@@ -83,6 +83,9 @@ func Salvage(opts Options, into string) (*SalvageReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := keepSchema(scratch); err != nil {
+		return nil, err
+	}
 	from, err := Open(Options{Dir: scratch, LockTimeout: opts.LockTimeout}, Read)
 	if err != nil {
 		return nil, err
@@ -188,6 +191,35 @@ func scratchCopy(src, scratch string, files dbFiles, r *SalvageReport) ([]keyRan
 		}
 	}
 	return ranges, mapErr("salvage", badgerkv.AppendManifest(filepath.Join(to, "MANIFEST"), copied, compression))
+}
+
+// keepSchema stamps the scratch store with this wc's schema when its
+// schema record was in a damaged table (it sorts first, so the first
+// table holds it). Without it the scratch store reads as one of schema 1,
+// whose move to this layout would take every session's keys for old ones.
+// A store this wc salvages is of its schema: an older one is moved at the
+// first command that opens it.
+func keepSchema(scratch string) error {
+	eng, err := badgerkv.Open(badgerkv.Config{Dir: filepath.Join(scratch, "db")})
+	if err != nil {
+		return mapErr("salvage", err)
+	}
+	err = eng.Update(func(txn kv.Txn) error {
+		_, err := txn.Get(schemaKey)
+		if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		it := txn.Iterate(kv.IterOptions{KeysOnly: true})
+		defer it.Close()
+		if it.Seek(nil); !it.Valid() {
+			return nil // empty: the first writer stamps it
+		}
+		return txn.Set(schemaKey, schemaRecord(false))
+	})
+	if cerr := eng.Close(); err == nil {
+		err = cerr
+	}
+	return mapErr("salvage", err)
 }
 
 // keySession is the id of the session whose range holds key ("" for a
