@@ -66,10 +66,10 @@ func list(c *tool.Ctx) error {
 		if !table {
 			// Lines the store process rendered: none to decode or encode.
 			if q.Limit > 0 {
-				// Room for them at once: growing by doubling, through a
-				// new size of buffer ten times over, took 0.03-0.07 ms of
-				// a 2.5 ms wc-ls -n 50. Not for a limit far above the
-				// sessions there are.
+				// Room for them at once rather than growing by doubling
+				// through ten sizes of buffer (the listing rows of
+				// wcbench run). Not for a limit far above the sessions
+				// there are.
 				c.Out().Grow(min(q.Limit, 1000) * listLineBytes)
 			}
 			return listJSON(c, st, q)

@@ -113,8 +113,8 @@ func importCodex(data []byte) ([]Imported, error) {
 	return []Imported{{Share: sh, Skipped: b.skipped, SourceID: b.sessionID}}, nil
 }
 
-// redactedMarker is compiled on first use: compiling it when the package
-// loaded cost every command about 0.07 ms, imports of Codex rollouts aside.
+// redactedMarker is compiled on first use: compiled when the package
+// loads, it would cost every command's start, not only Codex imports.
 var redactedMarker = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\[REDACTED_[A-Z_]+ (len=\d+ sha=[0-9a-f]+)\]$`)
 })

@@ -19,8 +19,8 @@ import (
 // rewrites the session's last table and those of the sessions after it in
 // the shard, not the whole session. Before schema 4 the metadata ('A')
 // sorted first and the shard before its sessions, so that every eighth
-// command merged a session's every table: 0.8 s and 101 MB of heap for a
-// 45 MB session (layout.go moves the keys of such a store).
+// command merged a session's every table, 101 MB of heap for a 45 MB
+// session (layout.go moves the keys of such a store).
 const (
 	tagSession = 's'
 	tagBlob    = 'B'

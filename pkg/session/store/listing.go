@@ -27,14 +27,14 @@ import (
 // DESIGN §3 has no global secondary index because a write whose keys span
 // the store makes Badger's compactions rewrite what lies between them:
 // with the listing in one range, the writer that flattens level 0 (every
-// eighth) rewrote most of a 10,000-session store, 2.1 s and 614 MiB against
-// 0.19 s and 59 MiB. The entries are therefore sharded by the leading bits
+// eighth) rewrote most of a 10,000-session store, 614 MiB of heap against
+// 59 MiB. The entries are therefore sharded by the leading bits
 // of the id, each shard right after the sessions it indexes: a write spans
 // from its session to its shard, 1/128 of the key space on average, and a
 // listing merges the shards, one seek each to start. The shard count trades
-// the two (measured on that store: 16 shards, flatten 0.74 s and 147 MiB,
-// newest 50 in 0.3 ms warm; 64, 0.10 s and 60 MiB, 1.3 ms; 256, 0.23 s and
-// 60 MiB, 3 ms).
+// the two: fewer shards make flattening rewrite more (147 MiB of heap at
+// 16 on that store, 60 MiB at 64 and 256), more make each listing seek
+// more (BenchmarkListInfo, BenchmarkList).
 
 // ListQuery selects and orders sessions as wc-ls does.
 type ListQuery = client.ListQuery

@@ -57,8 +57,7 @@ func Options(dir string, readOnly, sync bool) badger.Options {
 		WithNumMemtables(2).
 		// Background compactions run up to 13 table builders at once and
 		// spread the store over several levels, which the next Flatten
-		// must then merge whole (0.3–9 s and hundreds of MB in a
-		// command). Short commands never lived long enough to run them;
+		// must then merge whole (hundreds of MB in a command). Short commands never lived long enough to run them;
 		// now no writer does, and level 0 is merged by flatten alone. No
 		// compactor would ever end a write stall, so there is none.
 		WithNumCompactors(0).
