@@ -124,6 +124,12 @@ func branched() []session.Node {
 
 const stamp = "2026-01-02T03:04:05Z"
 
+// spilled is a blob, a tool's output stored apart.
+var (
+	spilled    = []byte("spilled tool output")
+	spilledSum = sha256.Sum256(spilled)
+)
+
 // data describes session id whose head is the last node.
 func data(id string, nodes []session.Node) sessionData {
 	m := session.Meta{
@@ -138,7 +144,8 @@ func data(id string, nodes []session.Node) sessionData {
 	return sessionData{meta: m, nodes: nodes}
 }
 
-func pathSeqs(t *testing.T, s client.Handle, id string, head uint64) []uint64 {
+// PathSeqs is the seqs of the path from the root of session id to head.
+func PathSeqs(t testing.TB, s client.Handle, id string, head uint64) []uint64 {
 	t.Helper()
 	var got []uint64
 	if err := s.Path(id, head, func(n *session.Node) error {
@@ -197,11 +204,11 @@ func testRoundTrip(t *testing.T, h harness) {
 			}
 		}
 		for head, w := range map[uint64][]uint64{5: {1, 2, 4, 5}, 6: {1, 2, 3, 6}, 3: {1, 2, 3}, 1: {1}, 0: nil} {
-			if got := pathSeqs(t, r, idTree, head); !slices.Equal(got, w) {
+			if got := PathSeqs(t, r, idTree, head); !slices.Equal(got, w) {
 				t.Errorf("path to %d = %v, want %v", head, got, w)
 			}
 		}
-		if got := pathSeqs(t, r, idLin, 5); !slices.Equal(got, []uint64{1, 2, 3, 4, 5}) {
+		if got := PathSeqs(t, r, idLin, 5); !slices.Equal(got, []uint64{1, 2, 3, 4, 5}) {
 			t.Errorf("linear path = %v", got)
 		}
 		var texts []string
@@ -438,7 +445,7 @@ func testCommitUpdates(t *testing.T, h harness) {
 		if err := w.Commit(&m, more); err != nil {
 			t.Fatal(err)
 		}
-		if got := pathSeqs(t, w, id, 4); !slices.Equal(got, []uint64{1, 2, 4}) {
+		if got := PathSeqs(t, w, id, 4); !slices.Equal(got, []uint64{1, 2, 4}) {
 			t.Errorf("path in the writer = %v", got)
 		}
 		// Metadata alone: the branch is renamed, no node is added.
@@ -455,10 +462,10 @@ func testCommitUpdates(t *testing.T, h harness) {
 		if m.Head != 4 || m.NextSeq != 5 || m.Title != "renamed" || !slices.Equal(m.Branches, []session.NamedBranch{{Name: "trunk", Seq: 3}}) {
 			t.Errorf("meta after updates: %+v", m)
 		}
-		if got := pathSeqs(t, r, id, 3); !slices.Equal(got, []uint64{1, 2, 3}) {
+		if got := PathSeqs(t, r, id, 3); !slices.Equal(got, []uint64{1, 2, 3}) {
 			t.Errorf("old branch path = %v", got)
 		}
-		if got := pathSeqs(t, r, id, 4); !slices.Equal(got, []uint64{1, 2, 4}) {
+		if got := PathSeqs(t, r, id, 4); !slices.Equal(got, []uint64{1, 2, 4}) {
 			t.Errorf("new branch path = %v", got)
 		}
 		if n, err := r.Node(id, 4); err != nil || n.Msg.Content.Text != "fork" || n.Parent != 2 {
@@ -482,6 +489,24 @@ func timed(n int, project, title string) sessionData {
 	return d
 }
 
+// listing is a query and the sessions it lists, in order.
+type listing struct {
+	q    client.ListQuery
+	want []string
+}
+
+// checkListings runs each query on the store in dir.
+func (h harness) checkListings(t *testing.T, dir string, cases []listing) {
+	t.Helper()
+	h.with(t, dir, client.Read, func(r client.Handle) {
+		for _, c := range cases {
+			if got := listIDs(t, r, c.q); !slices.Equal(got, c.want) {
+				t.Errorf("list %+v = %v, want %v", c.q, got, c.want)
+			}
+		}
+	})
+}
+
 func at(n int) time.Time { return time.Date(2026, 3, 4, 10, n, 0, 0, time.UTC) }
 
 // Listings come most recently updated first (Oldest: last), ties in id
@@ -493,20 +518,11 @@ func testListOrder(t *testing.T, h harness) {
 	tie.meta.ID = testID(0x7200_0000, 9)
 	h.create(t, dir, s3, tie, s1, s2)
 	id := func(d sessionData) string { return d.meta.ID }
-	h.with(t, dir, client.Read, func(r client.Handle) {
-		for _, c := range []struct {
-			q    client.ListQuery
-			want []string
-		}{
-			{client.ListQuery{}, []string{id(s3), id(s2), id(tie), id(s1)}},
-			{client.ListQuery{Oldest: true}, []string{id(s1), id(s2), id(tie), id(s3)}},
-			{client.ListQuery{Limit: 2}, []string{id(s3), id(s2)}},
-			{client.ListQuery{Oldest: true, Limit: 1}, []string{id(s1)}},
-		} {
-			if got := listIDs(t, r, c.q); !slices.Equal(got, c.want) {
-				t.Errorf("list %+v = %v, want %v", c.q, got, c.want)
-			}
-		}
+	h.checkListings(t, dir, []listing{
+		{client.ListQuery{}, []string{id(s3), id(s2), id(tie), id(s1)}},
+		{client.ListQuery{Oldest: true}, []string{id(s1), id(s2), id(tie), id(s3)}},
+		{client.ListQuery{Limit: 2}, []string{id(s3), id(s2)}},
+		{client.ListQuery{Oldest: true, Limit: 1}, []string{id(s1)}},
 	})
 }
 
@@ -517,28 +533,19 @@ func testListFilters(t *testing.T, h harness) {
 	s4.nodes = []session.Node{session.Child(nil, 1, userMsg("the needle is here"))}
 	h.create(t, dir, s1, s2, s3, s4)
 	id := func(d sessionData) string { return d.meta.ID }
-	h.with(t, dir, client.Read, func(r client.Handle) {
-		for _, c := range []struct {
-			q    client.ListQuery
-			want []string
-		}{
-			{client.ListQuery{Project: "/src/app"}, []string{id(s2), id(s1)}},
-			{client.ListQuery{Project: "/"}, []string{id(s4), id(s3), id(s2), id(s1)}},
-			{client.ListQuery{Project: "/nowhere"}, nil},
-			{client.ListQuery{Title: "build"}, []string{id(s3)}},
-			{client.ListQuery{Title: "build", Fold: true}, []string{id(s3), id(s1)}},
-			{client.ListQuery{Grep: "needle"}, []string{id(s4)}},
-			{client.ListQuery{Grep: "NEEDLE", Fold: true}, []string{id(s4)}},
-			{client.ListQuery{Grep: "NEEDLE"}, nil},
-			{client.ListQuery{Since: at(2)}, []string{id(s4), id(s3), id(s2)}},
-			{client.ListQuery{Until: at(2)}, []string{id(s1)}},
-			{client.ListQuery{Since: at(2), Until: at(4)}, []string{id(s3), id(s2)}},
-			{client.ListQuery{Project: "/src", Since: at(2), Limit: 1}, []string{id(s3)}},
-		} {
-			if got := listIDs(t, r, c.q); !slices.Equal(got, c.want) {
-				t.Errorf("list %+v = %v, want %v", c.q, got, c.want)
-			}
-		}
+	h.checkListings(t, dir, []listing{
+		{client.ListQuery{Project: "/src/app"}, []string{id(s2), id(s1)}},
+		{client.ListQuery{Project: "/"}, []string{id(s4), id(s3), id(s2), id(s1)}},
+		{client.ListQuery{Project: "/nowhere"}, nil},
+		{client.ListQuery{Title: "build"}, []string{id(s3)}},
+		{client.ListQuery{Title: "build", Fold: true}, []string{id(s3), id(s1)}},
+		{client.ListQuery{Grep: "needle"}, []string{id(s4)}},
+		{client.ListQuery{Grep: "NEEDLE", Fold: true}, []string{id(s4)}},
+		{client.ListQuery{Grep: "NEEDLE"}, nil},
+		{client.ListQuery{Since: at(2)}, []string{id(s4), id(s3), id(s2)}},
+		{client.ListQuery{Until: at(2)}, []string{id(s1)}},
+		{client.ListQuery{Since: at(2), Until: at(4)}, []string{id(s3), id(s2)}},
+		{client.ListQuery{Project: "/src", Since: at(2), Limit: 1}, []string{id(s3)}},
 	})
 }
 
@@ -578,8 +585,7 @@ func testBlobs(t *testing.T, h harness) {
 	dir := t.TempDir()
 	a, b := testID(1, 1), testID(2, 2)
 	h.create(t, dir, data(a, chain(1)), data(b, chain(1)))
-	blob := []byte("spilled tool output")
-	sum := sha256.Sum256(blob)
+	blob, sum := spilled, spilledSum
 	h.with(t, dir, client.Write, func(w client.Handle) {
 		if err := w.PutBlob(a, sum, blob); err != nil {
 			t.Fatal(err)
@@ -610,8 +616,7 @@ func testRemove(t *testing.T, h harness) {
 	dir := t.TempDir()
 	keep, gone := testID(1, 1), testID(2, 2)
 	h.create(t, dir, data(keep, chain(4)), data(gone, chain(4)))
-	blob := []byte("spilled tool output")
-	sum := sha256.Sum256(blob)
+	blob, sum := spilled, spilledSum
 	h.with(t, dir, client.Write, func(w client.Handle) {
 		rm, ok := w.(client.Remover)
 		if !ok {
@@ -648,7 +653,7 @@ func testRemove(t *testing.T, h harness) {
 		if got := listIDs(t, r, client.ListQuery{}); !slices.Equal(got, []string{keep}) {
 			t.Errorf("listed %v, want only %s", got, keep)
 		}
-		if got := pathSeqs(t, r, keep, 4); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
+		if got := PathSeqs(t, r, keep, 4); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
 			t.Errorf("kept path = %v", got)
 		}
 		if got, err := r.Blob(keep, sum); err != nil || string(got) != string(blob) {
@@ -733,7 +738,7 @@ func testCollect(t *testing.T, h harness) {
 				t.Errorf("node %d after collect: %v", seq, err)
 			}
 		}
-		if got := pathSeqs(t, r, id, 6); !slices.Equal(got, []uint64{1, 2, 3, 6}) {
+		if got := PathSeqs(t, r, id, 6); !slices.Equal(got, []uint64{1, 2, 3, 6}) {
 			t.Errorf("path after collect = %v", got)
 		}
 	})
