@@ -45,9 +45,9 @@ type privateStore struct {
 	proc *exec.Cmd
 }
 
-// openPrivate starts a private store process and takes the store's lock
+// OpenPrivate starts a private store process and takes the store's lock
 // through it, for ask.Mode, within ask.LockTimeout.
-func openPrivate(dir string, ask client.Ask, sync, otherOwner bool) (client.Handle, error) {
+func OpenPrivate(dir string, ask client.Ask, sync, otherOwner bool) (client.Handle, error) {
 	program, err := storeProgram()
 	if err != nil {
 		return nil, err

@@ -59,10 +59,10 @@ func resident(dir string, mode client.Mode) bool {
 	return true
 }
 
-// dialResident connects to the resident process, starting it when there is
+// DialResident connects to the resident process, starting it when there is
 // none. It returns nil, nil when none can be had: the caller then opens the
 // store directly, with what is left of its lock timeout.
-func dialResident(dir string, ask client.Ask) (client.Handle, error) {
+func DialResident(dir string, ask client.Ask) (client.Handle, error) {
 	c, err := client.Dial(dir, ask)
 	if !errors.Is(err, client.ErrNoServer) {
 		return handleOrNil(c, err)

@@ -186,7 +186,7 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 		// A resident process would hold the store until it idles.
 		_, _ = client.Shutdown(dir, 0)
 	case resident(dir, mode):
-		st, err = dialResident(dir, ask)
+		st, err = DialResident(dir, ask)
 	}
 	if st == nil && err == nil {
 		ask.LockTimeout = max(0, timeout-time.Since(start))
@@ -194,7 +194,7 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch,
 				OtherOwner: trust.OtherOwner})
 		} else {
-			st, err = openPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
+			st, err = OpenPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
 		}
 	}
 	if err != nil {

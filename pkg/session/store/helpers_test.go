@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
 // TestMain doubles as the entry point of child processes (crash and
@@ -115,14 +116,7 @@ func appendOne(s Handle, id, text string) error {
 
 func pathSeqsOf(t testing.TB, s *Store, id string, head uint64) []uint64 {
 	t.Helper()
-	var got []uint64
-	if err := s.Path(id, head, func(n *session.Node) error {
-		got = append(got, n.Seq)
-		return nil
-	}); err != nil {
-		t.Fatalf("path %s@%d: %v", id, head, err)
-	}
-	return got
+	return storetest.PathSeqs(t, s, id, head)
 }
 
 // dialStore connects to the resident process of the store in opts.Dir.

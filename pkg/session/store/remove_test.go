@@ -3,15 +3,11 @@ package store
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
@@ -123,68 +119,5 @@ func TestPurge(t *testing.T) {
 	}
 	if err := r.Purge(); err == nil {
 		t.Error("a reader purged")
-	}
-}
-
-// Through the resident process a removal is seen at once by the next
-// command (its listing cache included), a reader may not remove, and a
-// purge is refused: the process shares its store with its own work.
-func TestResidentRemove(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	serve(t, dir, time.Minute)
-	keep, gone := testID(1, 1), testID(2, 2)
-	w := dial(t, dir, Write)
-	for _, id := range []string{keep, gone} {
-		nodes := chain(3, 10)
-		m := metaFor(id, nodes)
-		if err := w.Commit(&m, nodes); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustCloseClient(t, w)
-	listed := func() []string {
-		r := dial(t, dir, Read)
-		defer mustCloseClient(t, r)
-		var ids []string
-		if err := r.ListInfo(ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
-	if got := listed(); len(got) != 2 {
-		t.Fatalf("listed %v", got)
-	}
-
-	r := dial(t, dir, Read)
-	if err := r.DeleteSession(gone); err == nil {
-		t.Error("a reader removed a session")
-	}
-	mustCloseClient(t, r)
-
-	w = dial(t, dir, Write)
-	if err := w.DeleteSession(gone); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.DeleteSession(gone); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second removal: %v", err)
-	}
-	if err := w.Purge(); err == nil || !strings.Contains(err.Error(), "to itself") {
-		t.Errorf("purge through the resident process: %v", err)
-	}
-	mustCloseClient(t, w)
-	if got := listed(); len(got) != 1 || got[0] != keep {
-		t.Errorf("listed %v after the removal, want only %s", got, keep)
-	}
-	r = dial(t, dir, Read)
-	defer mustCloseClient(t, r)
-	if _, err := r.Resolve(gone); !errors.Is(err, ErrNotFound) {
-		t.Errorf("resolve after the removal: %v", err)
-	}
-}
-
-func mustCloseClient(t *testing.T, c *client.Client) {
-	t.Helper()
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
