@@ -83,19 +83,8 @@ func (live liveSet) keep(key []byte) bool {
 	return !ok || seq < next
 }
 
-// isRemoval reports wc-rm's requests, which need the writer's lock.
-func isRemoval(req *client.Request) bool { return req.Op == "delete" || req.Op == "purge" }
-
-// remove answers a removal request. A purge closes and reopens the store,
-// which the resident process shares with what it does between requests
-// (filling its listing cache): only a private store process does it.
-func (s *server) remove(req *client.Request) error {
-	if req.Op == "purge" {
-		if !s.private {
-			return errPurgeShared
-		}
-		return s.st.Purge()
-	}
+// remove answers a delete request.
+func (s *server) remove(req *client.Delete) error {
 	if err := s.st.DeleteSession(req.ID); err != nil {
 		return err
 	}
@@ -103,6 +92,16 @@ func (s *server) remove(req *client.Request) error {
 		return nil
 	}
 	return s.sync() // what the client prints next must be on disk
+}
+
+// purge answers a purge request. A purge closes and reopens the store,
+// which the resident process shares with what it does between requests
+// (filling its listing cache): only a private store process does it.
+func (s *server) purge() error {
+	if !s.private {
+		return errPurgeShared
+	}
+	return s.st.Purge()
 }
 
 var errPurgeShared = errors.New("store: a purge needs the store to itself, not through the resident store process")

@@ -448,21 +448,21 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 	}
 	unsynced := false
 	for {
-		var req client.Request
-		if err := wc.Recv(&req); err != nil {
+		req, err := wc.RecvRequest()
+		if err != nil {
 			return
 		}
 		residentRequests.Add(1)
-		if req.Op == "end" {
+		if _, ok := req.(*client.End); ok {
 			_ = wc.Send(&client.Response{Err: s.toWire(end(unsynced))})
 			return
 		}
-		if hello.Mode == Read && isWrite(&req) {
+		if hello.Mode == Read && req.Writes() {
 			_ = wc.Send(&client.Response{Err: client.ToWire(errReadOnly)})
 			continue
 		}
-		unsynced = unsynced || req.Op == "putblob" || req.Defer
-		if err := s.handle(&req, wc); err != nil {
+		unsynced = unsynced || leavesUnsynced(req)
+		if err := s.handle(req, wc); err != nil {
 			return // the connection broke
 		}
 	}
@@ -511,73 +511,48 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 	return closeErr
 }
 
-// isWrite reports whether req needs the writer's lock (a dry run of a
-// collection only counts).
-func isWrite(req *client.Request) bool {
-	return req.Op == "commit" || req.Op == "putblob" || req.Op == "collect" && !req.DryRun || isRemoval(req)
+// leavesUnsynced tells whether the server answers req, a write, before it
+// syncs it: the client's End syncs it.
+func leavesUnsynced(req client.Request) bool {
+	switch r := req.(type) {
+	case *client.PutBlob:
+		return true
+	case *client.Commit:
+		return r.Defer
+	case *client.Collect:
+		return r.Defer
+	case *client.Delete:
+		return r.Defer
+	}
+	return false
 }
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.
-func (s *server) handle(req *client.Request, wc *client.Conn) error {
+func (s *server) handle(req client.Request, wc *client.Conn) error {
 	var resp client.Response
 	var err error
-	switch req.Op {
-	case "resolve":
-		resp = s.resolve(req.ID)
+	switch req := req.(type) {
+	case *client.Resolve:
+		resp = s.resolve(req.Ref)
 		return wc.Send(&resp)
-	case "meta":
+	case *client.GetMeta:
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
 			resp.Meta = record.EncodeMeta(&m)
 		}
-	case "node":
+	case *client.GetNode:
 		var n session.Node
 		if n, err = s.st.Node(req.ID, req.Seq); err == nil {
 			resp.Items = []client.Item{{Seq: n.Seq, Value: record.EncodeNode(&n)}}
 		}
-	case "commit":
-		var m session.Meta
-		if m, err = record.DecodeMeta(req.Meta); err == nil {
-			nodes := make([]session.Node, 0, len(req.Nodes))
-			if len(req.Same) != 0 && len(req.Same) != len(req.Nodes) {
-				err = errors.New("store: a commit's hints do not match its nodes")
-			}
-			for i, wn := range req.Nodes {
-				var n session.Node
-				if err != nil {
-					break
-				}
-				if n, err = record.DecodeNode(wn.Seq, wn.Value); err != nil {
-					break
-				}
-				if len(req.Same) != 0 {
-					n.Same = req.Same[i]
-				}
-				nodes = append(nodes, n)
-			}
-			switch {
-			case err != nil:
-			case s.private:
-				err = s.st.Commit(&m, nodes)
-			default:
-				db, before := stamp(s.st)
-				if err = s.st.Commit(&m, nodes); err == nil {
-					_, after := stamp(s.st)
-					s.listed.committed(&m, before, after, db)
-				}
-			}
-			if err == nil && !req.Defer {
-				// What the client prints next must be on disk, as after a
-				// command's own Close (which syncs the table it flushes).
-				err = s.sync()
-			}
-		}
-	case "putblob":
+	case *client.Commit:
+		err = s.commit(req)
+	case *client.PutBlob:
 		err = s.st.PutBlob(req.ID, req.Sum, req.Data)
-	case "blob":
+	case *client.GetBlob:
 		resp.Data, err = s.st.Blob(req.ID, req.Sum)
-	case "collect":
+	case *client.Collect:
 		var m session.Meta
 		if m, err = record.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
@@ -585,15 +560,52 @@ func (s *server) handle(req *client.Request, wc *client.Conn) error {
 		if err == nil && !req.DryRun && !req.Defer {
 			err = s.sync()
 		}
-	case "delete", "purge":
+	case *client.Delete:
 		err = s.remove(req)
-	case "walk", "nodes", "path", "listinfo", "listjson":
+	case *client.Purge:
+		err = s.purge()
+	case client.Streamed:
 		return s.stream(req, wc)
 	default:
-		err = fmt.Errorf("store: unknown request %q", req.Op)
+		err = fmt.Errorf("store: unexpected request %T", req)
 	}
 	resp.Err = s.toWire(err)
 	return wc.Send(&resp)
+}
+
+// commit answers a commit request.
+func (s *server) commit(req *client.Commit) error {
+	m, err := record.DecodeMeta(req.Meta)
+	if err != nil {
+		return err
+	}
+	if len(req.Same) != 0 && len(req.Same) != len(req.Nodes) {
+		return errors.New("store: a commit's hints do not match its nodes")
+	}
+	nodes := make([]session.Node, len(req.Nodes))
+	for i, wn := range req.Nodes {
+		if nodes[i], err = record.DecodeNode(wn.Seq, wn.Value); err != nil {
+			return err
+		}
+		if len(req.Same) != 0 {
+			nodes[i].Same = req.Same[i]
+		}
+	}
+	if s.private {
+		err = s.st.Commit(&m, nodes)
+	} else {
+		db, before := stamp(s.st)
+		if err = s.st.Commit(&m, nodes); err == nil {
+			_, after := stamp(s.st)
+			s.listed.committed(&m, before, after, db)
+		}
+	}
+	if err == nil && !req.Defer {
+		// What the client prints next must be on disk, as after a
+		// command's own Close (which syncs the table it flushes).
+		err = s.sync()
+	}
+	return err
 }
 
 // toWire keeps an error's kind, as the package's toWire does, and names the
@@ -684,9 +696,9 @@ func (s *server) stopping() bool {
 }
 
 // stream runs a callback method and sends its items in chunks, each pulled
-// by the client with "more" (or ended with "stop").
-func (s *server) stream(req *client.Request, wc *client.Conn) error {
-	if req.Packed {
+// by the client with More (or ended with Stop).
+func (s *server) stream(req client.Streamed, wc *client.Conn) error {
+	if req.ReadAhead() {
 		return s.streamAhead(req, wc)
 	}
 	var chunk []client.Item
@@ -706,10 +718,10 @@ func (s *server) stream(req *client.Request, wc *client.Conn) error {
 		}
 		chunk, size = chunk[:0], 0
 		var next client.Request
-		if connErr = wc.Recv(&next); connErr != nil {
+		if next, connErr = wc.RecvRequest(); connErr != nil {
 			return connErr
 		}
-		if next.Op != "more" {
+		if _, more := next.(*client.More); !more {
 			stopped = true
 			return errClientStopped
 		}
@@ -726,43 +738,46 @@ func (s *server) stream(req *client.Request, wc *client.Conn) error {
 }
 
 // run calls the store method a stream request names.
-func (s *server) run(req *client.Request, emit func(seq uint64, value []byte) error) error {
-	switch req.Op {
-	case "walk":
-		return s.st.Walk(req.ID, req.Seq, req.Max, func(n *session.Node) bool {
+func (s *server) run(req client.Streamed, emit func(seq uint64, value []byte) error) error {
+	switch req := req.(type) {
+	case *client.Walk:
+		return s.st.Walk(req.ID, req.From, req.Max, func(n *session.Node) bool {
 			return emit(n.Seq, record.EncodeNode(n)) == nil
 		})
-	case "nodes":
+	case *client.Nodes:
 		return s.st.Nodes(req.ID, emit)
-	case "path":
+	case *client.Path:
 		// The stored values as they are: the client decodes them.
-		return s.st.pathRaw(req.ID, req.Seq, emit)
-	case "listinfo", "listjson":
-		// Each item: the id, then the summary; or its line of JSON.
-		item := func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) }
-		if req.Op == "listjson" {
-			item = summaryLines(func(line []byte) error { return emit(0, line) })
-		}
-		if s.private {
-			return s.st.listSummaries(req.Query, item)
-		}
-		if ok, err := s.listed.query(s.st, req.Query, item); ok {
-			return err
-		}
-		err := s.listed.listNewest(s.st, req.Query, item)
-		if err == nil && fillable(req.Query) && !s.listed.whole() {
-			s.fillListing()
-		}
+		return s.st.pathRaw(req.ID, req.Head, emit)
+	case *client.ListInfo:
+		// Each item: the id, then the summary.
+		return s.list(req.Query, func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) })
+	case *client.ListJSON:
+		return s.list(req.Query, summaryLines(func(line []byte) error { return emit(0, line) }))
+	}
+	return fmt.Errorf("store: unexpected request %T", req)
+}
+
+// list passes item the listing's entries that q selects.
+func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) error {
+	if s.private {
+		return s.st.listSummaries(q, item)
+	}
+	if ok, err := s.listed.query(s.st, q, item); ok {
 		return err
 	}
-	return nil
+	err := s.listed.listNewest(s.st, q, item)
+	if err == nil && fillable(q) && !s.listed.whole() {
+		s.fillListing()
+	}
+	return err
 }
 
 // streamAhead serves a packed stream, which a client asks for to read a
-// whole range: the store is read a chunk ahead of the client's "more", on
+// whole range: the store is read a chunk ahead of the client's More, on
 // a goroutine of its own, so that reading, the socket and the client's work
 // overlap.
-func (s *server) streamAhead(req *client.Request, wc *client.Conn) error {
+func (s *server) streamAhead(req client.Streamed, wc *client.Conn) error {
 	chunks := make(chan *client.Response, 1)
 	free := make(chan []byte, 2)
 	stop := make(chan struct{})
@@ -813,11 +828,11 @@ func (s *server) streamAhead(req *client.Request, wc *client.Conn) error {
 		case free <- resp.Data[:0]:
 		default:
 		}
-		var next client.Request
-		if err := wc.Recv(&next); err != nil {
+		next, err := wc.RecvRequest()
+		if err != nil {
 			return finish(err)
 		}
-		if next.Op != "more" {
+		if _, more := next.(*client.More); !more {
 			return finish(nil) // the client stopped reading; it expects no more
 		}
 	}

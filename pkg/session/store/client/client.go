@@ -37,7 +37,7 @@ type Client struct {
 	resolved map[string]*Response
 	// The listing request sent with the hello (Ask.Listing), until its
 	// answer is read.
-	listing *Request
+	listing Request
 	chunk   []byte // a packed chunk's buffer, reused
 	private bool   // the peer is a private store process (Attach)
 }
@@ -252,14 +252,14 @@ var errClosed = errors.New("store: used after close")
 
 var errConnLost = errors.New("store: lost the connection to the store process")
 
-func (c *Client) call(req *Request) (*Response, error) {
+func (c *Client) call(req Request) (*Response, error) {
 	if c.closed {
 		return nil, errClosed
 	}
 	if c.listing != nil {
 		sent := c.listing
 		c.listing = nil
-		if req.Op == sent.Op && !req.Packed && req.Query == sent.Query {
+		if sameListing(req, sent) {
 			return c.receive() // asked already, with the hello
 		}
 		if err := c.skipListing(); err != nil {
@@ -276,7 +276,7 @@ func (c *Client) call(req *Request) (*Response, error) {
 	return &resp, nil
 }
 
-func (c *Client) do(req *Request) (*Response, error) {
+func (c *Client) do(req Request) (*Response, error) {
 	resp, err := c.call(req)
 	if err != nil {
 		return nil, err
@@ -285,16 +285,16 @@ func (c *Client) do(req *Request) (*Response, error) {
 }
 
 // stream pulls a streamed result chunk by chunk; fn's error stops it, and
-// value is valid only during fn. With readAhead, which suits reading whole
-// ranges, the items come packed, and it asks for the next chunk before
-// passing on the one it has, so that the server reads while fn works.
-func (c *Client) stream(req *Request, readAhead bool, fn func(seq uint64, value []byte) error) error {
-	req.Packed = readAhead
+// value is valid only during fn. For a request that reads ahead, it asks
+// for the next chunk before passing on the one it has, so that the server
+// reads while fn works.
+func (c *Client) stream(req Streamed, fn func(seq uint64, value []byte) error) error {
+	readAhead := req.ReadAhead()
 	resp, err := c.call(req)
 	for err == nil {
 		asked := readAhead && resp.More
 		if asked {
-			if err := c.wc.Send(&Request{Op: "more"}); err != nil {
+			if err := c.wc.Send(&More{}); err != nil {
 				return errConnLost
 			}
 		}
@@ -313,18 +313,31 @@ func (c *Client) stream(req *Request, readAhead bool, fn func(seq uint64, value 
 			c.chunk = resp.Data
 			resp, err = c.receive()
 		} else {
-			resp, err = c.call(&Request{Op: "more"})
+			resp, err = c.call(&More{})
 		}
 	}
 	return err
 }
 
 // listingReq is the request of ListInfo(q), or of ListJSON(q).
-func listingReq(q ListQuery, asJSON bool) *Request {
+func listingReq(q ListQuery, asJSON bool) Streamed {
 	if asJSON {
-		return &Request{Op: "listjson", Query: q}
+		return &ListJSON{Query: q}
 	}
-	return &Request{Op: "listinfo", Query: q}
+	return &ListInfo{Query: q}
+}
+
+// sameListing tells whether req asks for the listing sent, the same way.
+func sameListing(req, sent Request) bool {
+	switch r := req.(type) {
+	case *ListInfo:
+		s, ok := sent.(*ListInfo)
+		return ok && *r == *s
+	case *ListJSON:
+		s, ok := sent.(*ListJSON)
+		return ok && *r == *s
+	}
+	return false
 }
 
 // skipListing reads the first chunk of the listing sent with the hello,
@@ -335,7 +348,7 @@ func (c *Client) skipListing() error {
 		return err
 	}
 	if resp.More {
-		if err := c.wc.Send(&Request{Op: "stop"}); err != nil {
+		if err := c.wc.Send(&Stop{}); err != nil {
 			return errConnLost
 		}
 	}
@@ -344,7 +357,7 @@ func (c *Client) skipListing() error {
 
 // stopStream ends a stream whose rest the client does not want. A chunk it
 // asked for already comes anyway; the server expects no reply to read
-// after "stop".
+// after Stop.
 func (c *Client) stopStream(asked bool) error {
 	if asked {
 		resp, err := c.receive()
@@ -355,7 +368,7 @@ func (c *Client) stopStream(asked bool) error {
 			return nil
 		}
 	}
-	if err := c.wc.Send(&Request{Op: "stop"}); err != nil {
+	if err := c.wc.Send(&Stop{}); err != nil {
 		return errConnLost
 	}
 	return nil
@@ -405,7 +418,7 @@ func (c *Client) Resolve(ref string) (string, error) {
 		}
 		err = resp.Err.Err()
 	} else {
-		resp, err = c.do(&Request{Op: "resolve", ID: ref})
+		resp, err = c.do(&Resolve{Ref: ref})
 	}
 	if err != nil {
 		return "", err
@@ -428,7 +441,7 @@ func (c *Client) Meta(id string) (session.Meta, error) {
 	if p := c.prefetched[id]; p != nil {
 		return record.DecodeMeta(p.meta)
 	}
-	resp, err := c.do(&Request{Op: "meta", ID: id})
+	resp, err := c.do(&GetMeta{ID: id})
 	if err != nil {
 		return session.Meta{}, err
 	}
@@ -440,7 +453,7 @@ func (c *Client) Node(id string, seq uint64) (session.Node, error) {
 	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
 		return record.DecodeNode(seq, p.head.Value)
 	}
-	resp, err := c.do(&Request{Op: "node", ID: id, Seq: seq})
+	resp, err := c.do(&GetNode{ID: id, Seq: seq})
 	if err != nil {
 		return session.Node{}, err
 	}
@@ -454,7 +467,7 @@ var errStopWalk = errors.New("stop walk")
 
 // Walk implements Handle.
 func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
-	err := c.stream(&Request{Op: "walk", ID: id, Seq: from, Max: max}, false, func(seq uint64, v []byte) error {
+	err := c.stream(&Walk{ID: id, From: from, Max: max}, func(seq uint64, v []byte) error {
 		n, err := record.DecodeNode(seq, v)
 		if err != nil {
 			return err
@@ -472,7 +485,7 @@ func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bo
 
 // Nodes implements Handle.
 func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
-	return c.stream(&Request{Op: "nodes", ID: id}, true, fn)
+	return c.stream(&Nodes{ID: id}, fn)
 }
 
 // Path implements Handle.
@@ -482,13 +495,13 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 		return err
 	}
 	return DecodeAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&Request{Op: "path", ID: id, Seq: head}, true, emit)
+		return c.stream(&Path{ID: id, Head: head}, emit)
 	}, fn)
 }
 
 // ListInfo implements Handle.
 func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
-	return c.stream(listingReq(q, false), false, func(_ uint64, v []byte) error {
+	return c.stream(listingReq(q, false), func(_ uint64, v []byte) error {
 		if len(v) < IDLen {
 			return errConnLost
 		}
@@ -503,14 +516,14 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 // ListJSON implements Handle. The store process renders the lines, so
 // that a listing costs this process no decoding and no encoding.
 func (c *Client) ListJSON(q ListQuery, fn func(line []byte) error) error {
-	return c.stream(listingReq(q, true), false, func(_ uint64, line []byte) error { return fn(line) })
+	return c.stream(listingReq(q, true), func(_ uint64, line []byte) error { return fn(line) })
 }
 
 // Commit implements Handle.
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
 	c.resolved = nil
-	req := &Request{Op: "commit", Meta: record.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
+	req := &Commit{Meta: record.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = Item{nodes[i].Seq, record.EncodeNode(&nodes[i])}
 		if nodes[i].Same != 0 && req.Same == nil {
@@ -546,13 +559,13 @@ func (c *Client) synced(deferred bool, err error) {
 // PutBlob implements Handle.
 func (c *Client) PutBlob(id string, sum [32]byte, data []byte) error {
 	c.unsynced = true
-	_, err := c.do(&Request{Op: "putblob", ID: id, Sum: sum, Data: data})
+	_, err := c.do(&PutBlob{ID: id, Sum: sum, Data: data})
 	return err
 }
 
 // Blob implements Handle.
 func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
-	resp, err := c.do(&Request{Op: "blob", ID: id, Sum: sum})
+	resp, err := c.do(&GetBlob{ID: id, Sum: sum})
 	if err != nil {
 		return nil, err
 	}
@@ -563,7 +576,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	delete(c.prefetched, m.ID)
 	c.resolved = nil
-	req := &Request{Op: "collect", Meta: record.EncodeMeta(m), DryRun: dryRun}
+	req := &Collect{Meta: record.EncodeMeta(m), DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()
 	}
@@ -590,7 +603,7 @@ func (c *Client) Close() error {
 	}
 	var err error
 	if c.unsynced || c.private {
-		_, err = c.do(&Request{Op: "end"})
+		_, err = c.do(&End{})
 	}
 	c.closed = true
 	c.conn.Close()

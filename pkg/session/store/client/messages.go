@@ -3,7 +3,6 @@ package client
 import (
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
 )
@@ -12,33 +11,6 @@ import (
 type Item struct {
 	Seq   uint64
 	Value []byte
-}
-
-// Request is one operation of a connection, after its hello.
-type Request struct {
-	Op      string
-	Mode    Mode
-	Timeout time.Duration
-	ID      string
-	Seq     uint64
-	Max     int
-	Meta    []byte
-	Nodes   []Item
-	// Same holds the Nodes' session.Node Same hints, in order, or nothing
-	// when none has one: the encoded node does not carry it.
-	Same   []uint64
-	Sum    [32]byte
-	Data   []byte
-	DryRun bool
-	// Defer lets the server answer a write before syncing it: the client
-	// writes more and ends with "end", which syncs them all at once.
-	Defer bool
-	Query ListQuery
-	// Packed asks for a stream's items in Data, one after another, each
-	// as seq (8 bytes), length (4 bytes, big endian) and value: one copy
-	// per chunk instead of one allocation per item. A server that does
-	// not know it sends Items, which the client reads as well.
-	Packed bool
 }
 
 // WireError is an error as it crosses the socket. Ref is the reference of

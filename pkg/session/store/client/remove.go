@@ -21,7 +21,7 @@ var (
 func (c *Client) DeleteSession(id string) error {
 	delete(c.prefetched, id)
 	c.resolved = nil
-	req := &Request{Op: "delete", ID: id, Defer: c.deferSync()}
+	req := &Delete{ID: id, Defer: c.deferSync()}
 	_, err := c.do(req)
 	c.synced(req.Defer, err)
 	return err
@@ -30,7 +30,7 @@ func (c *Client) DeleteSession(id string) error {
 // Purge implements Remover.
 func (c *Client) Purge() error {
 	c.prefetched, c.resolved = nil, nil
-	_, err := c.do(&Request{Op: "purge"})
+	_, err := c.do(&Purge{})
 	return err
 }
 

@@ -37,8 +37,9 @@ import (
 // the socket are never references (record.EncodeNodeRef). 5: a listing's
 // time bounds travel as seconds and nanoseconds, not UnixNano. 6: the
 // listing summaries carry the import source (summaryVersion 2). 7: the
-// "delete" and "purge" requests (wc-rm).
-const ProtocolVersion = 7
+// "delete" and "purge" requests (wc-rm). 8: a request is a type per
+// operation, its frame a tag byte and only that operation's fields.
+const ProtocolVersion = 8
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -95,6 +96,9 @@ func (w *Conn) Send(ms ...Message) error {
 	for _, m := range ms {
 		start := len(w.out)
 		w.out = append(w.out, 0, 0, 0, 0)
+		if r, ok := m.(Request); ok {
+			w.out = append(w.out, byte(r.op()))
+		}
 		w.out = m.appendWire(w.out)
 		n := len(w.out) - start - 4
 		if n > maxFrame {
@@ -109,26 +113,40 @@ func (w *Conn) Send(ms ...Message) error {
 	return err
 }
 
-// Recv reads one frame into m. The byte slices m holds point into a buffer
-// of their own, never reused.
+// Recv reads one frame into m, a Hello, Welcome or Response (a request:
+// RecvRequest). The byte slices m holds point into a buffer of their own,
+// never reused.
 func (w *Conn) Recv(m Message) error {
+	d, err := w.frame()
+	if err != nil {
+		return err
+	}
+	return d.finish(m)
+}
+
+// frame reads one frame, for a decoder of its own.
+func (w *Conn) frame() (*wireDecoder, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
-		return err
+		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > maxFrame {
-		return errBadFrame
+		return nil, errBadFrame
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(w.r, buf); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return err
+		return nil, err
 	}
-	d := wireDecoder{b: buf}
-	m.readWire(&d)
+	return &wireDecoder{b: buf}, nil
+}
+
+// finish reads the rest of the frame into m, all of it.
+func (d *wireDecoder) finish(m Message) error {
+	m.readWire(d)
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errBadFrame
 	}
@@ -162,6 +180,16 @@ func (d *wireDecoder) int() int64 {
 		return 0
 	}
 	d.b = d.b[n:]
+	return v
+}
+
+func (d *wireDecoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
 	return v
 }
 
@@ -263,7 +291,7 @@ func (h *Hello) readWire(d *wireDecoder) {
 
 // Welcome answers a hello: the server's protocol and build, whether
 // the client now holds the lock it asked for, and then the answers to the
-// hello's Refs, each as a "resolve" request would have had it.
+// hello's Refs, each as a Resolve request would have had it.
 type Welcome struct {
 	Proto    uint64
 	Build    string
@@ -388,45 +416,6 @@ func readSum(d *wireDecoder) (sum [32]byte) {
 	return sum
 }
 
-// Every field of Request and Response, in order (TestWireRoundTrip checks
-// that none is left out).
-
-func (r *Request) appendWire(b []byte) []byte {
-	b = appendString(b, r.Op)
-	b = binary.AppendUvarint(b, uint64(r.Mode))
-	b = binary.AppendVarint(b, int64(r.Timeout))
-	b = appendString(b, r.ID)
-	b = binary.AppendUvarint(b, r.Seq)
-	b = binary.AppendVarint(b, int64(r.Max))
-	b = appendBytes(b, r.Meta)
-	b = appendNodes(b, r.Nodes)
-	b = appendUints(b, r.Same)
-	b = appendSum(b, r.Sum)
-	b = appendBytes(b, r.Data)
-	b = appendBool(b, r.DryRun)
-	b = appendBool(b, r.Defer)
-	b = appendQuery(b, &r.Query)
-	return appendBool(b, r.Packed)
-}
-
-func (r *Request) readWire(d *wireDecoder) {
-	r.Op = d.string()
-	r.Mode = Mode(d.uint())
-	r.Timeout = time.Duration(d.int())
-	r.ID = d.string()
-	r.Seq = d.uint()
-	r.Max = int(d.int())
-	r.Meta = d.bytes()
-	r.Nodes = readNodes(d)
-	r.Same = readUints(d)
-	r.Sum = readSum(d)
-	r.Data = d.bytes()
-	r.DryRun = d.bool()
-	r.Defer = d.bool()
-	readQuery(d, &r.Query)
-	r.Packed = d.bool()
-}
-
 func appendQuery(b []byte, q *ListQuery) []byte {
 	b = appendString(b, q.Project)
 	b = appendTime(b, q.Since)
@@ -466,6 +455,9 @@ func readTime(d *wireDecoder) time.Time {
 	sec := d.int()
 	return time.Unix(sec, int64(d.uint()))
 }
+
+// Every field of Response, in order (TestWireRoundTrip checks that none
+// is left out).
 
 func (r *Response) appendWire(b []byte) []byte {
 	b = appendErr(b, r.Err)

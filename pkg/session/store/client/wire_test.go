@@ -4,9 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
+	"maps"
 	"net"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,9 +61,17 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 }
 
 // TestWireRoundTrip: every field of every message survives encoding, so a
-// field added to a message without its line in the codec fails here.
+// field added to a message without its line in the codec fails here. The
+// requests are those of the decoder's table, which
+// TestRequestTypesAllDecoded holds complete.
 func TestWireRoundTrip(t *testing.T) {
-	for _, m := range []Message{&Request{}, &Response{}, &Hello{Proto: ProtocolVersion}, &Welcome{Proto: ProtocolVersion}} {
+	ms := []Message{&Response{}, &Hello{}, &Welcome{}}
+	for tag := range requestTypes {
+		if tag != 0 {
+			ms = append(ms, requestTypes[tag]())
+		}
+	}
+	for _, m := range ms {
 		n := 0
 		fill(t, reflect.ValueOf(m).Elem(), &n)
 		switch v := m.(type) {
@@ -67,8 +82,15 @@ func TestWireRoundTrip(t *testing.T) {
 		}
 		a, b := net.Pipe()
 		go func() { _ = NewConn(a).Send(m) }()
-		got := reflect.New(reflect.TypeOf(m).Elem()).Interface().(Message)
-		if err := NewConn(b).Recv(got); err != nil {
+		var got Message
+		var err error
+		if _, ok := m.(Request); ok {
+			got, err = NewConn(b).RecvRequest()
+		} else {
+			got = reflect.New(reflect.TypeOf(m).Elem()).Interface().(Message)
+			err = NewConn(b).Recv(got)
+		}
+		if err != nil {
 			t.Fatalf("%T: %v", m, err)
 		}
 		if !reflect.DeepEqual(got, m) {
@@ -79,12 +101,61 @@ func TestWireRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRequestTypesAllDecoded: every type of the package with an operation
+// tag (an op method) is in the decoder's table, under its own tag, so that
+// the server reads it and TestWireRoundTrip covers it.
+func TestRequestTypesAllDecoded(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, f := range pkgs["client"].Files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "op" {
+				continue
+			}
+			recv := fn.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			declared[recv.(*ast.Ident).Name] = true
+		}
+	}
+	decoded := map[string]bool{}
+	for tag, make := range requestTypes {
+		if tag == 0 {
+			if make != nil {
+				t.Errorf("tag 0 decodes as %T", make())
+			}
+			continue
+		}
+		if make == nil {
+			t.Errorf("tag %d decodes as nothing", tag)
+			continue
+		}
+		req := make()
+		if req.op() != op(tag) {
+			t.Errorf("%T is sent with tag %d, decoded from tag %d", req, req.op(), tag)
+		}
+		decoded[reflect.TypeOf(req).Elem().Name()] = true
+	}
+	if len(declared) == 0 {
+		t.Fatal("no request types found")
+	}
+	if !reflect.DeepEqual(declared, decoded) {
+		t.Errorf("request types %v, decoded %v", slices.Sorted(maps.Keys(declared)), slices.Sorted(maps.Keys(decoded)))
+	}
+}
+
 // A frame that is cut short, too long for its content, or not ours is
 // refused rather than misread.
 func TestWireRefusesBadFrames(t *testing.T) {
 	var full bytes.Buffer
 	w := &Conn{conn: nopConn{&full}}
-	if err := w.Send(&Request{Op: "commit", ID: "x", Meta: []byte("{}"), Nodes: []Item{{1, []byte("v")}}}); err != nil {
+	if err := w.Send(&Commit{Meta: []byte("{}"), Nodes: []Item{{1, []byte("v")}}}); err != nil {
 		t.Fatal(err)
 	}
 	frame := full.Bytes()
@@ -92,11 +163,13 @@ func TestWireRefusesBadFrames(t *testing.T) {
 		"cut":            frame[:len(frame)-1],
 		"trailing bytes": append(append([]byte{0, 0, 0, byte(frame[3] + 1)}, frame[4:]...), 0),
 		"huge":           {0xff, 0xff, 0xff, 0xff},
+		"no operation":   {0, 0, 0, 0},
+		"operation 0":    {0, 0, 0, 1, 0},
+		"unknown op":     {0, 0, 0, 1, 0xff},
 		"gob":            []byte("x\x7f\x03\x01\x01\x07wireReq\x01\xff\x80\x00\x01"),
 	}
 	for name, data := range cases {
-		var req Request
-		err := (&Conn{r: newReader(data)}).Recv(&req)
+		req, err := (&Conn{r: newReader(data)}).RecvRequest()
 		if err == nil {
 			t.Errorf("%s: read as %+v", name, req)
 		}
