@@ -35,7 +35,7 @@ var wireKinds = []struct {
 	kind error
 }{
 	{"notfound", ErrNotFound}, {"ambiguous", ErrAmbiguous}, {"busy", ErrBusy}, {"notstore", ErrNotStore},
-	{"damaged", ErrDamaged}, {"unsafe", ErrUnsafe}, {"nospace", ErrNoSpace},
+	{"damaged", ErrDamaged}, {"unsafe", ErrUnsafe}, {"nospace", ErrNoSpace}, {"readonly", ErrReadOnly},
 }
 
 // ToWire keeps an error's kind across the socket, so that exit statuses do

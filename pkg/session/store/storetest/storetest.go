@@ -690,9 +690,8 @@ func testReadOnly(t *testing.T, h harness) {
 		if rm, ok := r.(client.Remover); ok {
 			writes["DeleteSession"] = rm.DeleteSession(id)
 		}
-		// Its text, not its kind: the wire does not carry ErrReadOnly's.
 		for name, err := range writes {
-			if err == nil || err.Error() != client.ErrReadOnly.Error() {
+			if !errors.Is(err, client.ErrReadOnly) || err.Error() != client.ErrReadOnly.Error() {
 				t.Errorf("%s on a handle opened for reading: %v, want %q", name, err, client.ErrReadOnly)
 			}
 		}
