@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wctoolkit/wc/cmd/internal/batch"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
@@ -33,7 +34,7 @@ func TestAhead(t *testing.T) {
 	ids := []string{made[0], made[1], made[1], made[2], made[3], made[3], made[3], made[4], made[0]}
 	var mu sync.Mutex
 	held, most := 0, 0
-	ahead := startAhead(ids, true, true, func(id string, reserve func(uint64) bool) *worked {
+	ahead := batch.Start(ids, true, true, func(id string, reserve func(uint64) bool) *worked {
 		mu.Lock()
 		held++
 		most = max(most, held)
@@ -44,9 +45,9 @@ func TestAhead(t *testing.T) {
 		}
 		return w
 	})
-	defer ahead.stop()
+	defer ahead.Stop()
 	for i, id := range ids {
-		l := ahead.take(i)
+		l := ahead.Take(i)
 		if l.err != nil || l.id != id {
 			t.Fatalf("take(%d) = %s, %v; want %s", i, l.id, l.err, id)
 		}
@@ -63,10 +64,10 @@ func TestAhead(t *testing.T) {
 		mu.Lock()
 		held--
 		mu.Unlock()
-		ahead.done(i)
+		ahead.Done(i)
 	}
-	if most > aheadWindow() {
-		t.Errorf("%d sessions held at once, over the window of %d", most, aheadWindow())
+	if most > batch.Window() {
+		t.Errorf("%d sessions held at once, over the window of %d", most, batch.Window())
 	}
 	// Each session was taken as often as it appears, and each take saw the
 	// writes of the takes before it.
@@ -97,12 +98,12 @@ func TestAheadStopped(t *testing.T) {
 	}
 	var mu sync.Mutex
 	started, read, finished := 0, 0, 0 // read: went on to read
-	ahead := startAhead(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
+	ahead := batch.Start(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
 		mu.Lock()
 		started++
 		mu.Unlock()
 		// Each over the budget: beyond the next two, they wait.
-		if !reserve(aheadTokens + 1) {
+		if !reserve(batch.Tokens + 1) {
 			return &worked{id: id, err: errStopped}
 		}
 		mu.Lock()
@@ -115,7 +116,7 @@ func TestAheadStopped(t *testing.T) {
 			mu.Lock()
 			n := started
 			mu.Unlock()
-			if n >= min(3, aheadWindow()) {
+			if n >= min(3, batch.Window()) {
 				break
 			}
 			time.Sleep(time.Millisecond)
@@ -125,13 +126,13 @@ func TestAheadStopped(t *testing.T) {
 		mu.Unlock()
 		return &worked{id: id}
 	})
-	ahead.take(0)
-	ahead.done(0)
-	ahead.stop()
+	ahead.Take(0)
+	ahead.Done(0)
+	ahead.Stop()
 	mu.Lock()
 	defer mu.Unlock()
-	if started > 1+aheadWindow() {
-		t.Errorf("%d sessions started for one taken, window %d", started, aheadWindow())
+	if started > 1+batch.Window() {
+		t.Errorf("%d sessions started for one taken, window %d", started, batch.Window())
 	}
 	if read > 3 {
 		t.Errorf("%d sessions read for one taken: those waiting to read went on after the stop", read)
@@ -142,17 +143,17 @@ func TestAheadStopped(t *testing.T) {
 }
 
 // Beyond the session taken next and the one after it, sessions are read
-// only while their sizes fit aheadTokens: a batch of long sessions holds
+// only while their sizes fit batch.Tokens: a batch of long sessions holds
 // two at a time, and short ones fill the window.
 func TestAheadBoundedBySize(t *testing.T) {
 	for _, tc := range []struct {
 		tokens uint64
 		most   int
-	}{{aheadTokens + 1, 2}, {aheadTokens / 16, aheadWindow()}} {
+	}{{batch.Tokens + 1, 2}, {batch.Tokens / 16, batch.Window()}} {
 		ids := make([]string, 40)
 		var mu sync.Mutex
 		held, most := 0, 0
-		ahead := startAhead(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
+		ahead := batch.Start(ids, true, false, func(id string, reserve func(uint64) bool) *worked {
 			reserve(tc.tokens)
 			mu.Lock()
 			held++
@@ -162,16 +163,16 @@ func TestAheadBoundedBySize(t *testing.T) {
 			return &worked{id: id}
 		})
 		for i := range ids {
-			ahead.take(i)
+			ahead.Take(i)
 			time.Sleep(time.Millisecond)
 			mu.Lock()
 			held--
 			mu.Unlock()
-			ahead.done(i)
+			ahead.Done(i)
 		}
-		ahead.stop()
-		if most != min(tc.most, aheadWindow()) {
-			t.Errorf("sessions of %d tokens: %d held at once, want %d", tc.tokens, most, min(tc.most, aheadWindow()))
+		ahead.Stop()
+		if most != min(tc.most, batch.Window()) {
+			t.Errorf("sessions of %d tokens: %d held at once, want %d", tc.tokens, most, min(tc.most, batch.Window()))
 		}
 	}
 }

@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"github.com/wctoolkit/wc/cmd/internal/batch"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
@@ -82,15 +81,15 @@ func compact(c *tool.Ctx) error {
 	// Sessions are read and compacted ahead, in parallel, and committed
 	// here in order. A bulk store takes calls from several goroutines; it
 	// closes after this returns, so the work in flight is waited for.
-	ahead := startAhead(ids, bulk, mode == client.Write, func(id string, reserve func(uint64) bool) *worked {
+	ahead := batch.Start(ids, bulk, mode == client.Write, func(id string, reserve func(uint64) bool) *worked {
 		return work(c, st, id, p, reserve)
 	})
-	defer ahead.stop()
+	defer ahead.Stop()
 	for i, id := range ids {
 		if err := c.Interrupted(i, len(ids)); err != nil {
 			return err
 		}
-		w := ahead.take(i)
+		w := ahead.Take(i)
 		if err := finish(c, st, w, p); err != nil {
 			if p.print || single {
 				return err // one session: an error like any command's
@@ -106,7 +105,7 @@ func compact(c *tool.Ctx) error {
 		if w.err == nil && w.line.StillOver != nil && *w.line.StillOver {
 			over++
 		}
-		ahead.done(i)
+		ahead.Done(i)
 		progress(i + 1)
 		if err := st.Settle(); err != nil {
 			return err
@@ -299,125 +298,6 @@ func finish(c *tool.Ctx, st client.Handle, w *worked, p *plan) error {
 	}
 	w.line.Head, w.line.DryRun = w.m.Head, p.dryRun
 	return c.PrintJSON(w.line)
-}
-
-// ahead runs work over a batch's sessions on goroutines of its own, ahead
-// of the caller, who takes the results in order: reading, decoding and
-// compacting are most of a batch's work and sessions are independent,
-// while commits stay on the caller's goroutine, one at a time (they share
-// listing keys). It holds at most window sessions, taken or not, until the
-// caller is done with them. A session is read only when it is the one the
-// caller waits for or the next, or when its token estimate fits
-// aheadTokens beside those of the sessions held: a batch of sessions over
-// that size holds two at a time, as one reading a single session ahead
-// would. In a writing batch, a session that comes twice in a row is read
-// again only after the caller is done with the first.
-type ahead struct {
-	results []chan *worked
-	slots   chan struct{}
-	after   map[int]chan struct{} // closed by done(i) where ids[i+1] == ids[i]
-	quit    chan struct{}
-	running sync.WaitGroup
-
-	mu      sync.Mutex
-	room    *sync.Cond // signalled by done and stop
-	next    int        // the index the caller takes next
-	held    uint64     // the sizes reserved by sessions not done
-	sizes   []uint64
-	stopped bool
-}
-
-// aheadWindow is how many sessions a batch holds at once: one per core to
-// read and compact, and one more being committed.
-func aheadWindow() int { return min(runtime.GOMAXPROCS(0), 4) + 1 }
-
-// aheadTokens bounds the token estimates of the sessions held besides the
-// two the caller takes next: some 16 MB of English text. (An image counts
-// as 100 tokens whatever its size.)
-const aheadTokens = 4 << 20
-
-func startAhead(ids []string, parallel, writing bool, work func(id string, reserve func(tokens uint64) bool) *worked) *ahead {
-	window := 1
-	if parallel {
-		window = aheadWindow()
-	}
-	a := &ahead{results: make([]chan *worked, len(ids)), slots: make(chan struct{}, window),
-		after: map[int]chan struct{}{}, quit: make(chan struct{}), sizes: make([]uint64, len(ids))}
-	a.room = sync.NewCond(&a.mu)
-	for i := range ids {
-		a.results[i] = make(chan *worked, 1)
-		if writing && i+1 < len(ids) && ids[i+1] == ids[i] {
-			a.after[i] = make(chan struct{})
-		}
-	}
-	a.running.Add(1)
-	go func() {
-		defer a.running.Done()
-		for i, id := range ids {
-			select {
-			case a.slots <- struct{}{}:
-			case <-a.quit:
-				return
-			}
-			if wait, ok := a.after[i-1]; ok {
-				select {
-				case <-wait:
-				case <-a.quit:
-					return
-				}
-			}
-			a.running.Add(1)
-			go func() {
-				defer a.running.Done()
-				a.results[i] <- work(id, func(tokens uint64) bool { return a.reserve(i, tokens) })
-			}()
-		}
-	}()
-	return a
-}
-
-// reserve waits until session i may be read: it is the one the caller
-// waits for or the next, or its size fits beside those held. It returns
-// false once the batch stopped: nothing more is to be read.
-func (a *ahead) reserve(i int, tokens uint64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for i > a.next+1 && a.held+tokens > aheadTokens && !a.stopped {
-		a.room.Wait()
-	}
-	if a.stopped {
-		return false
-	}
-	a.held += tokens
-	a.sizes[i] = tokens
-	return true
-}
-
-// take waits for the session at i.
-func (a *ahead) take(i int) *worked { return <-a.results[i] }
-
-// done frees what the session at i held, taken and finished.
-func (a *ahead) done(i int) {
-	a.mu.Lock()
-	a.held -= a.sizes[i]
-	a.next = i + 1
-	a.room.Broadcast()
-	a.mu.Unlock()
-	<-a.slots
-	if ch, ok := a.after[i]; ok {
-		close(ch)
-	}
-}
-
-// stop starts no more work, stops work waiting to read, and waits for the
-// work in flight, so that nothing reads a closed store.
-func (a *ahead) stop() {
-	close(a.quit)
-	a.mu.Lock()
-	a.stopped = true
-	a.room.Broadcast()
-	a.mu.Unlock()
-	a.running.Wait()
 }
 
 type outcomeLine struct {
