@@ -164,7 +164,7 @@ func Open(opts Options, mode Mode) (*Store, error) {
 		return s, nil
 	}
 	if !opts.resident {
-		if s.turnstile, err = holdTurnstile(s.dir, deadline); err != nil {
+		if s.turnstile, err = holdTurnstile(s.dir); err != nil {
 			return nil, err
 		}
 	}

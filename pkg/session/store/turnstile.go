@@ -35,30 +35,20 @@ import (
 // flock, and a killed command's lock goes with its process.
 
 // holdTurnstile takes the turnstile of dir. Only readers' locks are ever
-// taken on it, so this never waits; deadline is for opening and locking
-// dir, which may be an NFS mount.
-func holdTurnstile(dir string, deadline time.Time) (*os.File, error) {
+// taken on it, so it never waits.
+func holdTurnstile(dir string) (*os.File, error) {
 	// The store's own path may be a link (CheckStore checked where it
 	// leads); nothing in it may.
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, mapErr("open", err)
 	}
-	for {
-		lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
-		err = ofdLock(f, unix.F_OFD_SETLK, &lk)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) || time.Now().After(deadline) {
-			f.Close()
-			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-				return nil, busyError(dir)
-			}
-			return nil, mapErr("lock", err)
-		}
-		time.Sleep(time.Millisecond)
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
+	if err := ofdLock(f, unix.F_OFD_SETLK, &lk); err != nil {
+		f.Close()
+		return nil, mapErr("lock", err)
 	}
+	return f, nil
 }
 
 // flockPath opens path read-only, with flags, and takes how on it,
