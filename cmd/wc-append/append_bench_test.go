@@ -10,7 +10,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 // One whole wc-append run inside this process: parse the flags, open the
@@ -21,7 +21,7 @@ func BenchmarkRunAppend(b *testing.B) {
 	for _, sessions := range []int{1, 10000} {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "store")
-			st, err := store.Open(store.Options{Dir: dir}, store.Write)
+			st, err := kvstore.Open(kvstore.Options{Dir: dir}, kvstore.Write)
 			if err != nil {
 				b.Fatal(err)
 			}

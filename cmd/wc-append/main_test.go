@@ -12,7 +12,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 func TestMain(m *testing.M) { os.Exit(tooltest.Main(m)) }
@@ -25,7 +25,7 @@ func TestManPage(t *testing.T) { tooltest.CheckManPage(t, &spec) }
 // by hand; the command under test is the real binary.
 func TestAmbiguousPrefix(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := store.Open(store.Options{Dir: dir}, store.Write)
+	st, err := kvstore.Open(kvstore.Options{Dir: dir}, kvstore.Write)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestAppendResultJSON(t *testing.T) {
 // TestWritesIgnoreSignals.)
 func TestSignalsEndAWaitingAppend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := store.Open(store.Options{Dir: dir}, store.Write)
+	st, err := kvstore.Open(kvstore.Options{Dir: dir}, kvstore.Write)
 	if err != nil {
 		t.Fatal(err)
 	}

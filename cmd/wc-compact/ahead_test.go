@@ -8,7 +8,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/batch"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 // The sessions of a batch are read ahead, in parallel, and handed out in
@@ -16,7 +16,7 @@ import (
 // session that comes twice in a row is read again only after the first
 // was written.
 func TestAhead(t *testing.T) {
-	st, err := store.Open(store.Options{Dir: t.TempDir(), LockTimeout: time.Second, Bulk: true}, store.Write)
+	st, err := kvstore.Open(kvstore.Options{Dir: t.TempDir(), LockTimeout: time.Second, Bulk: true}, kvstore.Write)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/cmd/internal/tool/local"
-	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 func run(c *tool.Ctx) error {
@@ -58,11 +58,11 @@ func run(c *tool.Ctx) error {
 			printErr = c.Flush()
 		}
 	})
-	if errors.Is(err, store.ErrBusy) {
+	if errors.Is(err, kvstore.ErrBusy) {
 		return &tool.Error{Code: tool.ExitBusy, Msg: err.Error(),
 			Hints: []string{"another wc-store serves it (wc-store --stop stops it), or a command holds it past --lock-timeout"}}
 	}
-	if errors.Is(err, store.ErrStoreGone) {
+	if errors.Is(err, kvstore.ErrStoreGone) {
 		return &tool.Error{Code: tool.ExitFailure, Msg: err.Error()}
 	}
 	if err != nil {
@@ -77,7 +77,7 @@ func check(c *tool.Ctx, dir string, timeout time.Duration) error {
 	if _, err := client.Shutdown(dir, timeout); err != nil {
 		return err
 	}
-	report, err := store.Check(store.Options{Dir: dir, LockTimeout: timeout})
+	report, err := kvstore.Check(kvstore.Options{Dir: dir, LockTimeout: timeout})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func salvage(c *tool.Ctx, dir string, timeout time.Duration) error {
 	if _, err := client.Shutdown(dir, timeout); err != nil {
 		return err
 	}
-	report, err := store.Salvage(store.Options{Dir: dir, LockTimeout: timeout}, into)
+	report, err := kvstore.Salvage(kvstore.Options{Dir: dir, LockTimeout: timeout}, into)
 	if err != nil {
 		return err
 	}

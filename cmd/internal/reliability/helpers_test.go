@@ -24,7 +24,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -279,7 +279,7 @@ var blobRef = regexp.MustCompile(regexp.QuoteMeta(session.BlobRefPrefix) + `([0-
 // have exited) and reads every session, every visible node, and the blobs
 // the active paths point at.
 func readState(dir string) (state, error) {
-	st, err := store.Open(store.Options{Dir: dir, LockTimeout: time.Minute}, store.Read)
+	st, err := kvstore.Open(kvstore.Options{Dir: dir, LockTimeout: time.Minute}, kvstore.Read)
 	if err != nil {
 		return nil, fmt.Errorf("open read-only: %w", err)
 	}

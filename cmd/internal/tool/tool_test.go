@@ -16,8 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 func TestReorderArgs(t *testing.T) {
@@ -214,10 +214,10 @@ func TestExitStatus(t *testing.T) {
 		{Usagef("x"), ExitUsage},
 		{DataErrf("x"), ExitDataErr},
 		{&session.InvalidError{Msg: "x"}, ExitDataErr},
-		{fmt.Errorf("wrapped: %w", store.ErrBusy), ExitBusy},
-		{fmt.Errorf("wrapped: %w", store.ErrNotFound), ExitNotFound},
-		{fmt.Errorf("wrapped: %w", store.ErrAmbiguous), ExitUsage},
-		{&store.RefError{Ref: "zz"}, ExitUsage},
+		{fmt.Errorf("wrapped: %w", kvstore.ErrBusy), ExitBusy},
+		{fmt.Errorf("wrapped: %w", kvstore.ErrNotFound), ExitNotFound},
+		{fmt.Errorf("wrapped: %w", kvstore.ErrAmbiguous), ExitUsage},
+		{&kvstore.RefError{Ref: "zz"}, ExitUsage},
 		{errors.New("disk on fire"), ExitFailure},
 	}
 	for _, c := range cases {

@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 // quantiles are (cumulative probability, content bytes) points.
@@ -140,7 +140,7 @@ func Generate(c *Config) (*Summary, error) {
 		return first
 	}
 	if c.WCDir != "" {
-		st, err := store.Open(store.Options{Dir: c.WCDir, LockTimeout: time.Minute}, store.Write)
+		st, err := kvstore.Open(kvstore.Options{Dir: c.WCDir, LockTimeout: time.Minute}, kvstore.Write)
 		if err != nil {
 			return nil, err
 		}
@@ -572,7 +572,7 @@ func (c *corpus) signature(r *rand.Rand) string { return "Eq" + c.token(r, 200+r
 
 // wcSink writes through the store, one Commit per session, as wc-new
 // --import does.
-type wcSink struct{ st *store.Store }
+type wcSink struct{ st *kvstore.Store }
 
 func (s *wcSink) add(meta *session.Meta, nodes []session.Node, _ [][]byte) error {
 	return s.st.Commit(meta, nodes)

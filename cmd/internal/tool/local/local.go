@@ -12,13 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
-	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 // Open opens the store in this process: tool.Spec.Direct.
 func Open(o tool.DirectOptions) (client.Handle, error) {
-	st, err := store.Open(store.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk, OtherOwner: o.OtherOwner}, o.Mode)
+	st, err := kvstore.Open(kvstore.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk, OtherOwner: o.OtherOwner}, o.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func ServeIfAsked() bool {
 	wait, _ := time.ParseDuration(os.Getenv(tool.ServeWaitEnv))
 	// Nobody reads this process's output. ErrStoreGone: exit at once.
 	err := Serve(dir, tool.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(tool.StatusReady) })
-	if errors.Is(err, store.ErrBusy) {
+	if errors.Is(err, kvstore.ErrBusy) {
 		report(tool.StatusBusy)
 	}
 	report(tool.StatusFailed) // unless it reported already
@@ -94,14 +94,14 @@ func Serve(dir string, sync bool, wait, idle time.Duration, ready func()) error 
 		<-sigs
 		close(stop)
 	}()
-	cfg := store.ServeConfig{
+	cfg := kvstore.ServeConfig{
 		Stop:  stop,
 		Idle:  idle,
 		Wait:  wait,
 		Ready: ready,
 		Stale: func() bool { return replaced(exe, exeInfo) },
 	}
-	return store.Serve(store.Options{Dir: dir, Sync: sync}, cfg)
+	return kvstore.Serve(kvstore.Options{Dir: dir, Sync: sync}, cfg)
 }
 
 // replaced reports whether the file at path is no longer the program this
@@ -134,8 +134,8 @@ func servePrivate(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
-	opts := store.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC"), OtherOwner: tool.EnvTrue(tool.OtherOwnerEnv)}
-	err := store.ServePrivate(opts, client.NewSocket(privateFD), func() { close(opened) })
+	opts := kvstore.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC"), OtherOwner: tool.EnvTrue(tool.OtherOwnerEnv)}
+	err := kvstore.ServePrivate(opts, client.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
 		os.Exit(tool.ExitFailure)
 	}
