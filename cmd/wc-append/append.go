@@ -11,7 +11,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -44,7 +44,7 @@ func appendTo(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.OpenFor(client.Write, refs)
+	st, err := c.OpenFor(store.Write, refs)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func appendTo(c *tool.Ctx) error {
 	return nil
 }
 
-func appendOne(c *tool.Ctx, st client.Handle, id string, p *plan) error {
+func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return err

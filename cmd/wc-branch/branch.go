@@ -10,7 +10,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // verb is one wc-branch operation on one session, after all input was read.
@@ -19,7 +19,7 @@ type verb struct {
 	// dryRunReads: with --dry-run it only reads (and so creates no store)
 	dryRunReads bool
 	args        int // how many arguments it takes at most
-	run         func(c *tool.Ctx, st client.Handle, m *session.Meta, arg string, in *input) error
+	run         func(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, in *input) error
 }
 
 // input is what a verb reads from stdin or files, read before the store opens.
@@ -85,9 +85,9 @@ func branch(c *tool.Ctx) error {
 			return err
 		}
 	}
-	mode := client.Read
+	mode := store.Read
 	if v.write && !(v.dryRunReads && c.Bool("dry-run")) {
-		mode = client.Write
+		mode = store.Write
 	}
 	st, err := c.OpenFor(mode, refs)
 	if err != nil {
@@ -194,7 +194,7 @@ type result struct {
 	Added   []uint64             `json:"appended,omitempty"`
 }
 
-func commitAndPrint(c *tool.Ctx, st client.Handle, m *session.Meta, nodes []session.Node, r result) error {
+func commitAndPrint(c *tool.Ctx, st store.Handle, m *session.Meta, nodes []session.Node, r result) error {
 	m.Touch(c.Now)
 	if err := st.Commit(m, nodes); err != nil {
 		return err
@@ -203,7 +203,7 @@ func commitAndPrint(c *tool.Ctx, st client.Handle, m *session.Meta, nodes []sess
 	return c.PrintJSON(r)
 }
 
-func mark(c *tool.Ctx, st client.Handle, m *session.Meta, name string, _ *input) error {
+func mark(c *tool.Ctx, st store.Handle, m *session.Meta, name string, _ *input) error {
 	got, err := m.Mark(name)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func mark(c *tool.Ctx, st client.Handle, m *session.Meta, name string, _ *input)
 	return commitAndPrint(c, st, m, nil, result{Branch: &session.NamedBranch{Name: got, Seq: m.Head}})
 }
 
-func tree(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) error {
+func tree(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	t, err := tool.LoadTree(st, m.ID)
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func tree(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) er
 	return nil
 }
 
-func switchTo(c *tool.Ctx, st client.Handle, m *session.Meta, target string, _ *input) error {
+func switchTo(c *tool.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
 	from := m.Head
 	if _, err := session.SwitchTo(m, tool.SessionNodes(st, m.ID), target); err != nil {
 		return err
@@ -243,7 +243,7 @@ func switchTo(c *tool.Ctx, st client.Handle, m *session.Meta, target string, _ *
 	return commitAndPrint(c, st, m, nil, result{From: &from})
 }
 
-func fork(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) error {
+func fork(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	at := m.Head
 	if c.IsSet("at") {
 		at = c.Uint64("at")
@@ -287,12 +287,12 @@ func fork(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) er
 	return c.PrintJSON(f.Info())
 }
 
-func checkpoint(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) error {
+func checkpoint(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	m.MarkCheckpoint(strings.TrimSpace(c.String("goal")), c.Now)
 	return commitAndPrint(c, st, m, nil, result{})
 }
 
-func rewind(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, in *input) error {
+func rewind(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
 	to, report, err := session.Rewind(m, tool.SessionNodes(st, m.ID), in.report)
 	if err != nil {
 		return err
@@ -301,7 +301,7 @@ func rewind(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, in *input)
 	return commitAndPrint(c, st, m, res.Nodes, result{Added: []uint64{res.Nodes[0].Seq}})
 }
 
-func revert(c *tool.Ctx, st client.Handle, m *session.Meta, arg string, _ *input) error {
+func revert(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, _ *input) error {
 	if (arg == "") == !c.IsSet("index") {
 		return tool.Usagef("revert needs a node SEQ or --index N, not both")
 	}
@@ -324,7 +324,7 @@ func revert(c *tool.Ctx, st client.Handle, m *session.Meta, arg string, _ *input
 	return moveResult(c, st, m, from, removed)
 }
 
-func undo(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) error {
+func undo(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	from := m.Head
 	removed, err := session.Undo(m, tool.SessionNodes(st, m.ID))
 	if err != nil {
@@ -334,14 +334,14 @@ func undo(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) er
 }
 
 // moveResult commits a head move; a move that changed nothing writes nothing.
-func moveResult(c *tool.Ctx, st client.Handle, m *session.Meta, from, removed uint64) error {
+func moveResult(c *tool.Ctx, st store.Handle, m *session.Meta, from, removed uint64) error {
 	if m.Head == from {
 		return c.PrintJSON(result{Info: m.Info(), Removed: &removed})
 	}
 	return commitAndPrint(c, st, m, nil, result{From: &from, Removed: &removed})
 }
 
-func setMessages(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, in *input) error {
+func setMessages(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
 	var path []session.Node
 	if err := st.Path(m.ID, m.Head, func(n *session.Node) error { path = append(path, *n); return nil }); err != nil {
 		return err
@@ -377,7 +377,7 @@ func setMessages(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, in *i
 	return commitAndPrint(c, st, m, nodes, r)
 }
 
-func deleteBranch(c *tool.Ctx, st client.Handle, m *session.Meta, target string, _ *input) error {
+func deleteBranch(c *tool.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
 	b, err := m.DeleteBranch(target)
 	if err != nil {
 		return err
@@ -392,14 +392,14 @@ func deleteBranch(c *tool.Ctx, st client.Handle, m *session.Meta, target string,
 	return commitAndPrint(c, st, m, nil, result{Branch: &b})
 }
 
-func gc(c *tool.Ctx, st client.Handle, m *session.Meta, _ string, _ *input) error {
+func gc(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	freed, err := st.Collect(m, c.Bool("dry-run"))
 	if err != nil {
 		return err
 	}
 	return c.PrintJSON(struct {
 		ID string `json:"id"`
-		client.Freed
+		store.Freed
 		DryRun bool `json:"dry_run"`
 	}{m.ID, freed, c.Bool("dry-run")})
 }

@@ -12,10 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
 	"github.com/wctoolkit/wc/cmd/internal/batch"
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // plan is the compaction asked for, read and checked before the store opens.
@@ -45,9 +46,9 @@ func compact(c *tool.Ctx) error {
 			return err
 		}
 	}
-	mode := client.Write
+	mode := store.Write
 	if p.print || p.dryRun {
-		mode = client.Read
+		mode = store.Read
 	}
 	bulk := c.Bool("all") || len(refs) > 1
 	open := c.Open
@@ -62,14 +63,14 @@ func compact(c *tool.Ctx) error {
 	if c.Bool("all") {
 		// The listing names every session without reading each one's
 		// metadata (the compaction rows of wcbench run measure it).
-		err = st.ListInfo(client.ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
+		err = st.ListInfo(store.ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
 	} else {
 		ids, err = tool.Resolve(st, refs)
 	}
 	if err != nil {
 		return err
 	}
-	if c.Bool("all") || bulk && mode == client.Write {
+	if c.Bool("all") || bulk && mode == store.Write {
 		// In store order each merge of the batch's writes rewrites only
 		// their neighbourhood; in the order of a listing (newest first,
 		// random ids) it would rewrite most of the store.
@@ -81,7 +82,7 @@ func compact(c *tool.Ctx) error {
 	// Sessions are read and compacted ahead, in parallel, and committed
 	// here in order. A bulk store takes calls from several goroutines; it
 	// closes after this returns, so the work in flight is waited for.
-	ahead := batch.Start(ids, bulk, mode == client.Write, func(id string, reserve func(uint64) bool) *worked {
+	ahead := batch.Start(ids, bulk, mode == store.Write, func(id string, reserve func(uint64) bool) *worked {
 		return work(c, st, id, p, reserve)
 	})
 	defer ahead.Stop()
@@ -235,7 +236,7 @@ type worked struct {
 // work reads a session and compacts it in memory; finish commits it.
 // reserve is told the session's size before its path is read, and may wait;
 // it returns false when the batch stopped, and nothing more is read.
-func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens uint64) bool) *worked {
+func work(c *tool.Ctx, st store.Handle, id string, p *plan, reserve func(tokens uint64) bool) *worked {
 	w := &worked{id: id}
 	if w.m, w.err = st.Meta(id); w.err != nil {
 		return w
@@ -282,7 +283,7 @@ func work(c *tool.Ctx, st client.Handle, id string, p *plan, reserve func(tokens
 }
 
 // finish commits a worked session, if it changed, and prints its line.
-func finish(c *tool.Ctx, st client.Handle, w *worked, p *plan) error {
+func finish(c *tool.Ctx, st store.Handle, w *worked, p *plan) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -427,7 +428,7 @@ func sharedPrefix(a, b []session.Message) int {
 // new nodes and moves the head there, keeping the old head as
 // pre-compact-N. Blobs go first and the metadata last, so a crash leaves
 // the session as it was.
-func commitPath(c *tool.Ctx, st client.Handle, m *session.Meta, path []session.Node, shared int, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+func commitPath(c *tool.Ctx, st store.Handle, m *session.Meta, path []session.Node, shared int, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
 	for sum, data := range blobs {
 		if err := st.PutBlob(m.ID, sum, data); err != nil {
 			return "", err

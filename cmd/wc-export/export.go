@@ -16,11 +16,11 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/render"
 	"github.com/wctoolkit/wc/pkg/session/request"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
-type exporter func(c *tool.Ctx, st client.Handle, m *session.Meta) error
+type exporter func(c *tool.Ctx, st store.Handle, m *session.Meta) error
 
 func export(c *tool.Ctx) error {
 	run, err := pickFormat(c)
@@ -30,13 +30,13 @@ func export(c *tool.Ctx) error {
 	var backup *record.BackupWriter
 	if c.String("format") == "backup" && !c.IsSet("blob") {
 		backup = record.NewBackupWriter(c.Out())
-		run = func(c *tool.Ctx, st client.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
+		run = func(c *tool.Ctx, st store.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
 	}
 	refs, err := c.Refs()
 	if err != nil {
 		return err
 	}
-	st, err := c.OpenFor(client.Read, refs)
+	st, err := c.OpenFor(store.Read, refs)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		if err != nil || len(sum) != 32 {
 			return nil, tool.Usagef("--blob %q is not a sha256 in hex", c.String("blob"))
 		}
-		return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+		return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 			data, err := st.Blob(m.ID, [32]byte(sum))
 			if err != nil {
 				return err
@@ -147,7 +147,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(c *tool.Ctx, _ client.Handle, m *session.Meta) error {
+		return func(c *tool.Ctx, _ store.Handle, m *session.Meta) error {
 			model := c.String("model")
 			if model == "" {
 				model = "unknown"
@@ -173,7 +173,7 @@ func durationSeconds(s string) (uint64, error) {
 	return uint64(d / time.Second), nil
 }
 
-func exportShare(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportShare(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	t, err := tool.LoadTree(st, m.ID)
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ var errEnough = errors.New("read enough")
 // exportInfo reads the path from the root only as far as its first user
 // turn and assistant text, and back from the head only to its last real
 // user turn.
-func exportInfo(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportInfo(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	line := infoLine{Info: m.Info(), CompactionPrefixEnd: m.MessageCount}
 	o := session.Openings{SnippetChars: c.Int("snippet-chars")}
 	err := st.Path(m.ID, m.Head, func(n *session.Node) error {
@@ -230,7 +230,7 @@ func exportInfo(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	return c.PrintJSON(line)
 }
 
-func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	if !c.Bool("tree") {
 		var line []byte
 		return st.Path(m.ID, m.Head, func(n *session.Node) error {
@@ -247,7 +247,7 @@ func exportNodes(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 // which node is the head and which the branches end at ("" for an unnamed
 // one), so that importing them makes the same session. It returns the
 // blobs the nodes point at.
-func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, error) {
+func writeTree(w io.Writer, st store.Handle, m *session.Meta) ([][32]byte, error) {
 	names := m.BranchNames()
 	var line []byte
 	var blobs [][32]byte
@@ -276,7 +276,7 @@ func writeTree(w io.Writer, st client.Handle, m *session.Meta) ([][32]byte, erro
 // reads it back): its metadata, every node as a tree's jsonl line, and the
 // blobs they point at. A pointer to no blob the store holds (text that
 // only looks like one) has none to save.
-func exportBackup(w *record.BackupWriter, st client.Handle, m *session.Meta) error {
+func exportBackup(w *record.BackupWriter, st store.Handle, m *session.Meta) error {
 	if err := w.Header(m); err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func exportBackup(w *record.BackupWriter, st client.Handle, m *session.Meta) err
 	}
 	for _, sum := range blobs {
 		data, err := st.Blob(m.ID, sum)
-		if errors.Is(err, client.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -299,7 +299,7 @@ func exportBackup(w *record.BackupWriter, st client.Handle, m *session.Meta) err
 	return nil
 }
 
-func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	mw := render.NewMarkdownWriter(c.Out())
 	if err := mw.Header(m); err != nil {
 		return err
@@ -307,11 +307,11 @@ func exportMarkdown(c *tool.Ctx, st client.Handle, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
 }
 
-func exportText(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportText(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return render.TranscriptText(c.Out(), &n.Msg) })
 }
 
-func exportHTML(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+func exportHTML(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	hw := format.NewHTMLWriter(c.Out())
 	if err := hw.Header(m); err != nil {
 		return err
@@ -375,7 +375,7 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 	case c.Bool("no-prefill"):
 		opt.Trailing = request.TrailingDrop
 	}
-	return func(c *tool.Ctx, st client.Handle, m *session.Meta) error {
+	return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 		var msgs []session.Message
 		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
 			return err

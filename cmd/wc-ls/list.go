@@ -13,9 +13,10 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -55,7 +56,7 @@ func list(c *tool.Ctx) error {
 		}
 	}
 	var rows []session.Info
-	var st client.Handle
+	var st store.Handle
 	if order == nil && !c.Bool("empty") {
 		// The store keeps sessions in update order: it filters, greps and
 		// stops at the limit itself.
@@ -82,7 +83,7 @@ func list(c *tool.Ctx) error {
 			err = upgradeTitles(st, rows)
 		}
 	} else {
-		if st, err = c.Open(client.Read); err != nil {
+		if st, err = c.Open(store.Read); err != nil {
 			return err
 		}
 		rows, err = sortedRows(c, st, q, order, limit)
@@ -117,7 +118,7 @@ func list(c *tool.Ctx) error {
 // store's (nil: the store's, for --empty): all of them are read and sorted
 // (sessions that compare equal in id order, in either direction), and only
 // then grepped, until the limit.
-func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
+func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
 	reverse := c.Bool("reverse")
@@ -177,7 +178,7 @@ func sortedRows(c *tool.Ctx, st client.Handle, q client.ListQuery, order func(a,
 // the title of its first prompt, as whycodes lists it; the lines from the
 // first such one on wait until the listing ends, since reading its first
 // prompt takes the connection.
-func listJSON(c *tool.Ctx, st client.Handle, q client.ListQuery) error {
+func listJSON(c *tool.Ctx, st store.Handle, q store.ListQuery) error {
 	var held [][]byte
 	err := st.ListJSON(q, func(line []byte) error {
 		if held == nil && !placeholderLine(line) {
@@ -211,7 +212,7 @@ func placeholderLine(line []byte) bool {
 
 // upgradedLine is line with the title its session's first prompt gives, if
 // any; the other members stay as the store wrote them.
-func upgradedLine(st client.Handle, line []byte) ([]byte, error) {
+func upgradedLine(st store.Handle, line []byte) ([]byte, error) {
 	r := gjson.GetManyBytes(line, "id", "title", "title_source", "user_message_count", "head")
 	m := session.Meta{ID: r[0].Str, Title: r[1].Str, TitleSource: session.TitleSource(r[2].Str), UserMessageCount: r[3].Uint(), Head: r[4].Uint()}
 	changed, err := tool.UpgradeTitle(st, &m)
@@ -226,7 +227,7 @@ func upgradedLine(st client.Handle, line []byte) ([]byte, error) {
 
 // upgradeTitles gives each listed session on a placeholder title the title
 // of its first prompt, as upgradedLine does.
-func upgradeTitles(st client.Handle, rows []session.Info) error {
+func upgradeTitles(st store.Handle, rows []session.Info) error {
 	for i := range rows {
 		r := &rows[i]
 		m := session.Meta{ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, UserMessageCount: r.UserMessageCount, Head: r.Head}
@@ -243,8 +244,8 @@ func upgradeTitles(st client.Handle, rows []session.Info) error {
 // failed).
 func isEmpty(info *session.Info) bool { return info.MessageCount == 0 && info.Branches == 0 }
 
-func readQuery(c *tool.Ctx) (client.ListQuery, error) {
-	q := client.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
+func readQuery(c *tool.Ctx) (store.ListQuery, error) {
+	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {
@@ -297,7 +298,7 @@ func cmpTime(a, b string) int {
 }
 
 // contains reports whether any stored message of the session holds text.
-func contains(st client.Handle, id, text string, fold bool) (bool, error) {
+func contains(st store.Handle, id, text string, fold bool) (bool, error) {
 	found := false
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := record.DecodeNode(seq, raw)

@@ -11,7 +11,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -274,7 +274,7 @@ type importLine struct {
 }
 
 func commit(c *tool.Ctx, sessions []importedSession, skipped []skippedFile) error {
-	st, err := c.Open(client.Write)
+	st, err := c.Open(store.Write)
 	if err != nil {
 		return err
 	}
@@ -330,9 +330,9 @@ func sourceKey(src session.ImportSource) string {
 
 // knownSources maps the sources of the stored sessions to the most
 // recently updated session of each.
-func knownSources(st client.Handle) (map[string]string, error) {
+func knownSources(st store.Handle) (map[string]string, error) {
 	known := map[string]string{}
-	err := st.ListInfo(client.ListQuery{}, func(in *session.Info) error {
+	err := st.ListInfo(store.ListQuery{}, func(in *session.Info) error {
 		k := sourceKey(session.ImportSource{Format: in.SourceFormat, ID: in.SourceID, Path: in.SourcePath})
 		if _, seen := known[k]; k != "" && !seen {
 			known[k] = in.ID
@@ -344,7 +344,7 @@ func knownSources(st client.Handle) (map[string]string, error) {
 
 // existing is the line of a source imported before: the stored session,
 // brought up to date with --update.
-func existing(c *tool.Ctx, st client.Handle, id string, s *importedSession) (importLine, error) {
+func existing(c *tool.Ctx, st store.Handle, id string, s *importedSession) (importLine, error) {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return importLine{}, err

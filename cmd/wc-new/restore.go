@@ -8,7 +8,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -47,7 +47,7 @@ func restore(c *tool.Ctx) error {
 			return err
 		}
 	}
-	st, err := c.Open(client.Write)
+	st, err := c.Open(store.Write)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func restore(c *tool.Ctx) error {
 				return (&tool.Error{Code: tool.ExitFailure, Msg: "session " + id + " is in the store already; nothing was restored"}).
 					WithHint("wc-rm it first, or restore copies under new ids with --new-ids")
 			}
-			if !errors.Is(err, client.ErrNotFound) {
+			if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}
@@ -144,6 +144,6 @@ func fileName(f string) string {
 // isSessionID reports a UUID v4 in canonical form, as wc gives every
 // session: the store refuses the rest (and keeps some ids for itself).
 func isSessionID(s string) bool {
-	id, err := client.ParseID(s)
+	id, err := store.ParseID(s)
 	return err == nil && id.String() == s && id[6]>>4 == 4 && id[8]>>6 == 2
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 func remove(c *tool.Ctx) error {
@@ -22,14 +22,14 @@ func remove(c *tool.Ctx) error {
 	for i, r := range rows {
 		refs[i] = r.Ref
 	}
-	var st client.Handle
+	var st store.Handle
 	switch {
 	case dryRun:
-		st, err = c.OpenFor(client.Read, refs)
+		st, err = c.OpenFor(store.Read, refs)
 	case purge:
-		st, err = c.OpenAlone(client.Write)
+		st, err = c.OpenAlone(store.Write)
 	default:
-		st, err = c.OpenFor(client.Write, refs)
+		st, err = c.OpenFor(store.Write, refs)
 	}
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func remove(c *tool.Ctx) error {
 		}
 		metas = append(metas, m)
 	}
-	r, ok := st.(client.Remover)
+	r, ok := st.(store.Remover)
 	if !ok {
 		return errors.New("this store cannot remove sessions")
 	}

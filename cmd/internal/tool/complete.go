@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // Shell completion: --completion SHELL prints a script for bash, zsh or
@@ -231,11 +231,11 @@ func hasVerb(verbs [][2]string, w string) bool {
 // sessionCandidates are the ids that start with cur, newest first, with
 // their titles.
 func (c *Ctx) sessionCandidates(cur string) ([]candidate, error) {
-	digits, ok := client.RefDigits(cur)
+	digits, ok := store.RefDigits(cur)
 	if !ok {
 		return nil, nil
 	}
-	q := client.ListQuery{}
+	q := store.ListQuery{}
 	st, err := c.OpenListing(q, false)
 	if err != nil {
 		return nil, nil // no candidates, rather than an error in the prompt
@@ -252,7 +252,7 @@ func (c *Ctx) sessionCandidates(cur string) ([]candidate, error) {
 
 // branchCandidates are the names of the branches of the session ref names.
 func (c *Ctx) branchCandidates(ref, cur string) ([]candidate, error) {
-	st, err := c.Open(client.Read)
+	st, err := c.Open(store.Read)
 	if err != nil {
 		return nil, nil
 	}

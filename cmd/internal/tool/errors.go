@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // Exit statuses, the same in every wc command.
@@ -82,28 +82,28 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 func exitStatus(err error) (int, []string) {
 	var te *Error
 	var inv *session.InvalidError
-	var ref *client.RefError
+	var ref *store.RefError
 	var branchErr *session.BranchError
 	switch {
 	case errors.As(err, &te):
 		return te.Code, te.Hints
-	case errors.Is(err, client.ErrUnsafe), errors.Is(err, client.ErrNoSpace):
-		var ke *client.KindError
+	case errors.Is(err, store.ErrUnsafe), errors.Is(err, store.ErrNoSpace):
+		var ke *store.KindError
 		errors.As(err, &ke)
 		return ExitFailure, ke.Hints
-	case errors.Is(err, client.ErrDamaged):
-		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+	case errors.Is(err, store.ErrDamaged):
+		if ke := (*store.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
 			return ExitDamaged, ke.Hints
 		}
 		return ExitDamaged, []string{"wc-store --check reports what is damaged; wc-store --salvage NEWDIR copies every intact session into a new store"}
-	case errors.Is(err, client.ErrBusy):
-		if ke := (*client.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
+	case errors.Is(err, store.ErrBusy):
+		if ke := (*store.KindError)(nil); errors.As(err, &ke) && len(ke.Hints) > 0 {
 			return ExitBusy, ke.Hints
 		}
 		return ExitBusy, []string{"another wc command holds the store; raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}
-	case errors.Is(err, client.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return ExitNotFound, []string{"wc-ls lists the sessions in this store"}
-	case errors.Is(err, client.ErrAmbiguous):
+	case errors.Is(err, store.ErrAmbiguous):
 		return ExitUsage, []string{"give more hex digits of the id"}
 	case errors.As(err, &ref):
 		return ExitUsage, []string{"a session reference is a full id or at least 4 of its leading hex digits"}

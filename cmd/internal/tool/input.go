@@ -13,8 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // The limits on input, the same in every command: every input is read
@@ -482,11 +483,11 @@ func shorten(s string) string {
 // Resolve turns references into session ids, all before anything is
 // written, so that one bad reference changes nothing. Duplicates are kept:
 // a batch does what it was told, in order.
-func Resolve(st client.Handle, refs []string) ([]string, error) {
+func Resolve(st store.Handle, refs []string) ([]string, error) {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		id, err := st.Resolve(r)
-		if errors.Is(err, client.ErrAmbiguous) {
+		if errors.Is(err, store.ErrAmbiguous) {
 			return nil, ambiguous(st, r, err)
 		}
 		if err != nil {
@@ -502,11 +503,11 @@ const maxCandidates = 10
 
 // ambiguous is the error of a reference several sessions match, with the
 // candidates as hints, as git lists them for a short object name.
-func ambiguous(st client.Handle, ref string, err error) error {
-	digits, _ := client.RefDigits(ref)
+func ambiguous(st store.Handle, ref string, err error) error {
+	digits, _ := store.RefDigits(ref)
 	var lines []string
 	more := 0
-	lerr := st.ListInfo(client.ListQuery{}, func(info *session.Info) error {
+	lerr := st.ListInfo(store.ListQuery{}, func(info *session.Info) error {
 		if !strings.HasPrefix(strings.ReplaceAll(info.ID, "-", ""), digits) {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -47,7 +48,7 @@ type privateStore struct {
 
 // OpenPrivate starts a private store process and takes the store's lock
 // through it, for ask.Mode, within ask.LockTimeout.
-func OpenPrivate(dir string, ask client.Ask, sync, otherOwner bool) (client.Handle, error) {
+func OpenPrivate(dir string, ask client.Ask, sync, otherOwner bool) (store.Handle, error) {
 	program, err := storeProgram()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
@@ -47,11 +48,11 @@ func forcedDirect() bool { return EnvTrue(directEnv) || envFalse(residentEnv) }
 // resident reports whether a command should go through the resident
 // process: by default, but not when forced direct, and not for a reader of
 // a store that does not exist yet (readers create nothing).
-func resident(dir string, mode client.Mode) bool {
+func resident(dir string, mode store.Mode) bool {
 	if forcedDirect() {
 		return false
 	}
-	if mode == client.Read {
+	if mode == store.Read {
 		if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
 			return false
 		}
@@ -62,7 +63,7 @@ func resident(dir string, mode client.Mode) bool {
 // DialResident connects to the resident process, starting it when there is
 // none. It returns nil, nil when none can be had: the caller then opens the
 // store directly, with what is left of its lock timeout.
-func DialResident(dir string, ask client.Ask) (client.Handle, error) {
+func DialResident(dir string, ask client.Ask) (store.Handle, error) {
 	c, err := client.Dial(dir, ask)
 	if !errors.Is(err, client.ErrNoServer) {
 		return handleOrNil(c, err)
@@ -83,7 +84,7 @@ func DialResident(dir string, ask client.Ask) (client.Handle, error) {
 	return nil, nil
 }
 
-func handleOrNil(c *client.Client, err error) (client.Handle, error) {
+func handleOrNil(c *client.Client, err error) (store.Handle, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -90,19 +92,19 @@ func (c *Ctx) StoreDir() (string, error) {
 // returns. Call it only after all input has been read and validated. It
 // goes through the resident store process, started on demand; when none can
 // be had, or with WC_DIRECT=1, the store is opened directly (see Direct).
-func (c *Ctx) Open(mode client.Mode) (client.Handle, error) { return c.open(mode, false, firstAsk{}) }
+func (c *Ctx) Open(mode store.Mode) (store.Handle, error) { return c.open(mode, false, firstAsk{}) }
 
 // OpenFor is Open for a command that resolves refs next: the resident
 // process answers them with the connection, saving a round trip.
-func (c *Ctx) OpenFor(mode client.Mode, refs []string) (client.Handle, error) {
+func (c *Ctx) OpenFor(mode store.Mode, refs []string) (store.Handle, error) {
 	return c.open(mode, false, firstAsk{refs: refs})
 }
 
-// OpenListing is Open(client.Read) for a command whose first request is
+// OpenListing is Open(store.Read) for a command whose first request is
 // ListInfo(q), or ListJSON(q) when asJSON: the resident process gets it
 // with the connection.
-func (c *Ctx) OpenListing(q client.ListQuery, asJSON bool) (client.Handle, error) {
-	return c.open(client.Read, false, firstAsk{listing: &q, listingJSON: asJSON})
+func (c *Ctx) OpenListing(q store.ListQuery, asJSON bool) (store.Handle, error) {
+	return c.open(store.Read, false, firstAsk{listing: &q, listingJSON: asJSON})
 }
 
 // LockTimeout is --lock-timeout, which must not be negative.
@@ -118,7 +120,7 @@ func (c *Ctx) LockTimeout() (time.Duration, error) {
 // the connection's hello.
 type firstAsk struct {
 	refs        []string
-	listing     *client.ListQuery
+	listing     *store.ListQuery
 	listingJSON bool
 }
 
@@ -129,7 +131,7 @@ type firstAsk struct {
 // outlives it. The store is tuned so that memory stays bounded by the
 // largest session rather than the store; the caller calls Settle between
 // sessions.
-func (c *Ctx) OpenBatch(mode client.Mode) (client.Handle, error) {
+func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) {
 	if c.Spec.Direct == nil {
 		return nil, errors.New("tool: " + c.Spec.Name + " has no Direct opener for batch work")
 	}
@@ -140,14 +142,14 @@ func (c *Ctx) OpenBatch(mode client.Mode) (client.Handle, error) {
 // process (see Spec.Direct).
 type DirectOptions struct {
 	Dir         string
-	Mode        client.Mode
+	Mode        store.Mode
 	LockTimeout time.Duration
 	Sync        bool
 	Bulk        bool // batch work: see OpenBatch
 	OtherOwner  bool // --other-owner: see client.Trust
 }
 
-func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle, error) {
+func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 		return nil, err
 	}
 	trust := client.Trust{OtherOwner: c.Bool("other-owner")}
-	if trust.OtherOwner && (mode != client.Read || batch) {
+	if trust.OtherOwner && (mode != store.Read || batch) {
 		return nil, Usagef("--other-owner only reads: %s writes to the store", c.Spec.Name).
 			WithHint("a command that writes uses a store of its own user's")
 	}
@@ -168,17 +170,17 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 	if batch {
 		limitMemory()
 	}
-	if !batch && (mode == client.Read || len(first.refs) > 0) {
+	if !batch && (mode == store.Read || len(first.refs) > 0) {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			// Readers create nothing, nor do writers to sessions that
 			// would have to be in it: there is no store to open, nor a
 			// process to start to say so.
-			return client.Empty{}, nil
+			return store.Empty{}, nil
 		}
 	}
 	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing, ListingJSON: first.listingJSON}
 	start := time.Now()
-	var st client.Handle
+	var st store.Handle
 	switch {
 	case trust.OtherOwner:
 		// Its store process is not ours to talk to, nor to stop.
@@ -210,7 +212,7 @@ func (c *Ctx) open(mode client.Mode, batch bool, first firstAsk) (client.Handle,
 // writeGuard is a command's handle: its first write makes the command
 // ignore the signals that would otherwise end it (see Ctx.protectWrites).
 type writeGuard struct {
-	client.Handle
+	store.Handle
 	c *Ctx
 }
 
@@ -233,10 +235,10 @@ func (w writeGuard) PutBlob(id string, sum [32]byte, data []byte) error {
 	return w.Handle.PutBlob(id, sum, data)
 }
 
-// DeleteSession and Purge make the guard a client.Remover when the handle
+// DeleteSession and Purge make the guard a store.Remover when the handle
 // it guards is one.
 func (w writeGuard) DeleteSession(id string) error {
-	r, ok := w.Handle.(client.Remover)
+	r, ok := w.Handle.(store.Remover)
 	if !ok {
 		return errCannotRemove
 	}
@@ -245,7 +247,7 @@ func (w writeGuard) DeleteSession(id string) error {
 }
 
 func (w writeGuard) Purge() error {
-	r, ok := w.Handle.(client.Remover)
+	r, ok := w.Handle.(store.Remover)
 	if !ok {
 		return errCannotRemove
 	}
@@ -254,12 +256,12 @@ func (w writeGuard) Purge() error {
 }
 
 var (
-	_ client.Remover = writeGuard{}
+	_ store.Remover = writeGuard{}
 
 	errCannotRemove = errors.New("this store cannot remove sessions")
 )
 
-func (w writeGuard) Collect(m *session.Meta, dryRun bool) (client.Freed, error) {
+func (w writeGuard) Collect(m *session.Meta, dryRun bool) (store.Freed, error) {
 	if !dryRun {
 		w.c.protectWrites()
 	}
@@ -306,7 +308,7 @@ func (c *Ctx) ProjectDir() (string, error) {
 
 // LoadTree reads every node of a session into memory, for the operations
 // that need the whole tree.
-func LoadTree(st client.Handle, id string) (*session.Tree, error) {
+func LoadTree(st store.Handle, id string) (*session.Tree, error) {
 	var nodes []session.Node
 	err := st.Nodes(id, func(seq uint64, raw []byte) error {
 		n, err := record.DecodeNode(seq, raw)
@@ -318,10 +320,10 @@ func LoadTree(st client.Handle, id string) (*session.Tree, error) {
 
 // SessionNodes reads one session's nodes from the store, for the branch
 // operations of pkg/session.
-func SessionNodes(st client.Handle, id string) session.NodeReader { return sessionNodes{st, id} }
+func SessionNodes(st store.Handle, id string) session.NodeReader { return sessionNodes{st, id} }
 
 type sessionNodes struct {
-	st client.Handle
+	st store.Handle
 	id string
 }
 
@@ -335,7 +337,7 @@ var errFirstTurn = errors.New("first user turn read")
 // messages takes the heuristic title of its first user turn. The path is
 // read from the root only as far as that turn, and only for such a
 // session. It reports whether the title changed.
-func UpgradeTitle(st client.Handle, m *session.Meta) (bool, error) {
+func UpgradeTitle(st store.Handle, m *session.Meta) (bool, error) {
 	if !m.TitleSource.AllowsHeuristic() || m.UserMessageCount == 0 || m.Head == 0 {
 		return false, nil
 	}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // gatedWriter takes nothing until opened, like a pager nobody scrolls.
@@ -227,7 +228,7 @@ func TestRunPartial(t *testing.T) {
 		t.Errorf("partial, then a failed close: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// Any error keeps its status and hints when marked partial.
-	busy := Partial(fmt.Errorf("store: %w", client.ErrBusy))
+	busy := Partial(fmt.Errorf("store: %w", store.ErrBusy))
 	if code, hints := exitStatus(busy); code != ExitBusy || len(hints) != 1 || !isPartial(busy) {
 		t.Errorf("partial busy: exit %d, hints %q", code, hints)
 	}

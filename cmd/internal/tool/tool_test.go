@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
@@ -364,7 +365,7 @@ func TestNewID(t *testing.T) {
 func TestWritesIgnoreSignals(t *testing.T) {
 	defer signal.Reset(stopSignals...)
 	c := &Ctx{Spec: &Spec{Name: "wc-test"}}
-	w := writeGuard{Handle: client.Empty{}, c: c}
+	w := writeGuard{Handle: store.Empty{}, c: c}
 	ignored := func() bool {
 		for _, sig := range stopSignals {
 			if !signal.Ignored(sig) {

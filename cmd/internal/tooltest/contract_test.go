@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
 // The clients of both kinds of store process meet the contract of
-// client.Handle that the store opened in the process meets (its run is in
+// store.Handle that the store opened in the process meets (its run is in
 // pkg/session/store), opened as commands open them.
 func TestContract(t *testing.T) {
 	t.Setenv("WC_STORE_PROGRAM", filepath.Join(Binaries(t), "wc-store"))
-	ask := func(mode client.Mode) client.Ask { return client.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
+	ask := func(mode store.Mode) client.Ask { return client.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
 	t.Run("resident", func(t *testing.T) {
-		storetest.Run(t, storetest.Target{Shared: true, Open: func(t *testing.T, dir string, mode client.Mode) client.Handle {
+		storetest.Run(t, storetest.Target{Shared: true, Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
 			h, err := tool.DialResident(dir, ask(mode))
 			if err != nil || h == nil {
 				t.Fatalf("no resident store process for %s: %v", dir, err)
@@ -27,7 +28,7 @@ func TestContract(t *testing.T) {
 		}})
 	})
 	t.Run("private", func(t *testing.T) {
-		storetest.Run(t, storetest.Target{Open: func(t *testing.T, dir string, mode client.Mode) client.Handle {
+		storetest.Run(t, storetest.Target{Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
 			h, err := tool.OpenPrivate(dir, ask(mode), false, false)
 			if err != nil {
 				t.Fatalf("private store process for %s: %v", dir, err)

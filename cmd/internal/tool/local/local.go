@@ -12,12 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
 
 // Open opens the store in this process: tool.Spec.Direct.
-func Open(o tool.DirectOptions) (client.Handle, error) {
+func Open(o tool.DirectOptions) (store.Handle, error) {
 	st, err := kvstore.Open(kvstore.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk, OtherOwner: o.OtherOwner}, o.Mode)
 	if err != nil {
 		return nil, err

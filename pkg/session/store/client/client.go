@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -25,7 +26,7 @@ func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 type Client struct {
 	conn     io.ReadWriteCloser
 	wc       *Conn
-	mode     Mode
+	mode     store.Mode
 	closed   bool
 	unsynced bool // a write the server has not synced yet
 	writes   int  // commits and collections so far
@@ -41,6 +42,8 @@ type Client struct {
 	chunk   []byte // a packed chunk's buffer, reused
 	private bool   // the peer is a private store process (Attach)
 }
+
+var _ store.Handle = (*Client)(nil)
 
 type prefetched struct {
 	meta []byte
@@ -60,7 +63,7 @@ var ErrNoServer = errors.New("store: no store process")
 // Ask is how a command opens a store through a store process, and what it
 // asks first: both go with the connection's hello.
 type Ask struct {
-	Mode        Mode
+	Mode        store.Mode
 	LockTimeout time.Duration // how long the lock may be waited for
 	// Refs, the references the command is about to resolve, are resolved
 	// in the welcome (the first MaxPrefetched of them).
@@ -68,7 +71,7 @@ type Ask struct {
 	// Listing, for a reader whose first request is ListInfo(*Listing), or
 	// ListJSON(*Listing) with ListingJSON, is answered right after the
 	// welcome.
-	Listing     *ListQuery
+	Listing     *store.ListQuery
 	ListingJSON bool
 }
 
@@ -78,7 +81,7 @@ type Ask struct {
 // process to use.
 func Dial(dir string, ask Ask) (*Client, error) {
 	conn, err := DialSocket(filepath.Clean(dir))
-	if errors.Is(err, ErrUnsafe) {
+	if errors.Is(err, store.ErrUnsafe) {
 		return nil, err // another user's process listens there: never replaced silently
 	}
 	if err != nil {
@@ -194,7 +197,7 @@ func DialSocket(dir string) (io.ReadWriteCloser, error) {
 func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	dir = filepath.Clean(dir)
 	conn, err := DialSocket(dir)
-	if errors.Is(err, ErrUnsafe) {
+	if errors.Is(err, store.ErrUnsafe) {
 		return false, err
 	}
 	if err != nil {
@@ -244,7 +247,7 @@ func noAnswerError(dir string, pid int, wait time.Duration) error {
 	if dir != "" {
 		what = "store " + dir + " is busy: its store process"
 	}
-	return &KindError{Msg: fmt.Sprintf("%s (pid %d) did not answer within %v", what, pid, wait.Round(time.Millisecond)), Kind: ErrBusy,
+	return &store.KindError{Msg: fmt.Sprintf("%s (pid %d) did not answer within %v", what, pid, wait.Round(time.Millisecond)), Kind: store.ErrBusy,
 		Hints: []string{fmt.Sprintf("if process %d is stopped, continue it (kill -CONT %d); wc-store --stop, or kill %d, ends it", pid, pid, pid)}}
 }
 
@@ -320,7 +323,7 @@ func (c *Client) stream(req Streamed, fn func(seq uint64, value []byte) error) e
 }
 
 // listingReq is the request of ListInfo(q), or of ListJSON(q).
-func listingReq(q ListQuery, asJSON bool) Streamed {
+func listingReq(q store.ListQuery, asJSON bool) Streamed {
 	if asJSON {
 		return &ListJSON{Query: q}
 	}
@@ -490,22 +493,22 @@ func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 
 // Path implements Handle.
 func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) error {
-	key, err := ParseID(id)
+	key, err := store.ParseID(id)
 	if err != nil {
 		return err
 	}
-	return DecodeAhead(key, func(emit func(uint64, []byte) error) error {
+	return store.DecodeAhead(key, func(emit func(uint64, []byte) error) error {
 		return c.stream(&Path{ID: id, Head: head}, emit)
 	}, fn)
 }
 
 // ListInfo implements Handle.
-func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
+func (c *Client) ListInfo(q store.ListQuery, fn func(*session.Info) error) error {
 	return c.stream(listingReq(q, false), func(_ uint64, v []byte) error {
-		if len(v) < IDLen {
+		if len(v) < store.IDLen {
 			return errConnLost
 		}
-		info, err := DecodeSummary(ID(v[:IDLen]), v[IDLen:])
+		info, err := store.DecodeSummary(store.ID(v[:store.IDLen]), v[store.IDLen:])
 		if err != nil {
 			return err
 		}
@@ -515,7 +518,7 @@ func (c *Client) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 
 // ListJSON implements Handle. The store process renders the lines, so
 // that a listing costs this process no decoding and no encoding.
-func (c *Client) ListJSON(q ListQuery, fn func(line []byte) error) error {
+func (c *Client) ListJSON(q store.ListQuery, fn func(line []byte) error) error {
 	return c.stream(listingReq(q, true), func(_ uint64, line []byte) error { return fn(line) })
 }
 
@@ -573,7 +576,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 }
 
 // Collect implements Handle.
-func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
+func (c *Client) Collect(m *session.Meta, dryRun bool) (store.Freed, error) {
 	delete(c.prefetched, m.ID)
 	c.resolved = nil
 	req := &Collect{Meta: record.EncodeMeta(m), DryRun: dryRun}
@@ -585,7 +588,7 @@ func (c *Client) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		c.synced(req.Defer, err)
 	}
 	if err != nil {
-		return Freed{}, err
+		return store.Freed{}, err
 	}
 	return resp.Freed, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // ErrLockTimeout is returned by FlockUntil when the wait timed out.
@@ -81,11 +83,11 @@ func Unlock(f *os.File) {
 func BusyError(dir string) error {
 	pid := lockHolder(filepath.Join(dir, "lock"))
 	if pid == 0 {
-		return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), Kind: ErrBusy}
+		return &store.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock)", dir), Kind: store.ErrBusy}
 	}
 	name, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return &KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock, which process %d, %s, holds)", dir, pid, strings.TrimSpace(string(name))),
-		Kind: ErrBusy, Hints: []string{fmt.Sprintf("raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer; if process %d is stopped, continue it (kill -CONT %d)", pid, pid)}}
+	return &store.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for its lock, which process %d, %s, holds)", dir, pid, strings.TrimSpace(string(name))),
+		Kind: store.ErrBusy, Hints: []string{fmt.Sprintf("raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer; if process %d is stopped, continue it (kill -CONT %d)", pid, pid)}}
 }
 
 // lockHolder is the process holding a flock on path, from /proc/locks

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // Item is one stored value of a stream or a commit: a node's seq and JSON.
@@ -26,7 +27,7 @@ type Response struct {
 	Items []Item
 	More  bool
 	Data  []byte
-	Freed Freed
+	Freed store.Freed
 }
 
 // wireKinds are the kinds of error that cross the socket by name.
@@ -34,8 +35,8 @@ var wireKinds = []struct {
 	name string
 	kind error
 }{
-	{"notfound", ErrNotFound}, {"ambiguous", ErrAmbiguous}, {"busy", ErrBusy}, {"notstore", ErrNotStore},
-	{"damaged", ErrDamaged}, {"unsafe", ErrUnsafe}, {"nospace", ErrNoSpace}, {"readonly", ErrReadOnly},
+	{"notfound", store.ErrNotFound}, {"ambiguous", store.ErrAmbiguous}, {"busy", store.ErrBusy}, {"notstore", store.ErrNotStore},
+	{"damaged", store.ErrDamaged}, {"unsafe", store.ErrUnsafe}, {"nospace", store.ErrNoSpace}, {"readonly", store.ErrReadOnly},
 }
 
 // ToWire keeps an error's kind across the socket, so that exit statuses do
@@ -44,7 +45,7 @@ func ToWire(err error) *WireError {
 	if err == nil {
 		return nil
 	}
-	var ref *RefError
+	var ref *store.RefError
 	var inv *session.InvalidError
 	switch {
 	case errors.As(err, &ref):
@@ -59,7 +60,7 @@ func ToWire(err error) *WireError {
 			break
 		}
 	}
-	if ke := (*KindError)(nil); errors.As(err, &ke) {
+	if ke := (*store.KindError)(nil); errors.As(err, &ke) {
 		w.Ref = strings.Join(ke.Hints, "\n")
 	}
 	return w
@@ -72,7 +73,7 @@ func (e *WireError) Err() error {
 	}
 	switch e.Kind {
 	case "ref":
-		return &RefError{Ref: e.Ref}
+		return &store.RefError{Ref: e.Ref}
 	case "invalid":
 		return &session.InvalidError{Msg: e.Msg}
 	}
@@ -82,7 +83,7 @@ func (e *WireError) Err() error {
 	}
 	for _, k := range wireKinds {
 		if e.Kind == k.name {
-			return &KindError{Msg: e.Msg, Kind: k.kind, Hints: hints}
+			return &store.KindError{Msg: e.Msg, Kind: k.kind, Hints: hints}
 		}
 	}
 	return errors.New(e.Msg)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // A store holds a user's transcripts and is the meeting point of their
@@ -18,9 +20,6 @@ import (
 // runs as (or, when asked, to one other user whose store is only read),
 // none is writable by group or others, none is a symbolic link, and no
 // directory above it lets others replace it.
-
-// ErrUnsafe is the kind of a store refused for its owner or mode.
-var ErrUnsafe = errors.New("store is not safe to use")
 
 // Trust says whose store a command may use.
 type Trust struct {
@@ -159,12 +158,12 @@ func typeName(t fs.FileMode) string {
 }
 
 func notYoursError(dir string, fi fs.FileInfo, me int) error {
-	return &KindError{Msg: fmt.Sprintf("store %s belongs to %s, not to %s (mode %s)", dir, userName(ownerOf(fi)), userName(me), fi.Mode()),
-		Kind: ErrUnsafe, Hints: []string{"use a store of your own (--store, WC_STORE); to read this one without writing to it, add --other-owner"}}
+	return &store.KindError{Msg: fmt.Sprintf("store %s belongs to %s, not to %s (mode %s)", dir, userName(ownerOf(fi)), userName(me), fi.Mode()),
+		Kind: store.ErrUnsafe, Hints: []string{"use a store of your own (--store, WC_STORE); to read this one without writing to it, add --other-owner"}}
 }
 
 func unsafeError(path, what, hint string) error {
-	return &KindError{Msg: "store: " + path + " " + what, Kind: ErrUnsafe, Hints: []string{hint}}
+	return &store.KindError{Msg: "store: " + path + " " + what, Kind: store.ErrUnsafe, Hints: []string{hint}}
 }
 
 func ownerOf(fi fs.FileInfo) int {

@@ -1,6 +1,10 @@
 package client
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
+)
 
 // Request is one operation of a connection, after its hello: a type per
 // operation, carrying only its own fields. Its frame is the operation's
@@ -112,10 +116,10 @@ type Path struct {
 }
 
 // ListInfo streams the listing's entries: each the id, then its summary.
-type ListInfo struct{ Query ListQuery }
+type ListInfo struct{ Query store.ListQuery }
 
 // ListJSON streams the listing's lines of JSON, rendered by the server.
-type ListJSON struct{ Query ListQuery }
+type ListJSON struct{ Query store.ListQuery }
 
 // Commit writes a session's metadata and new nodes.
 type Commit struct {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -18,9 +19,9 @@ func TestSummaryLine(t *testing.T) {
 		Head: 9, Branches: []session.NamedBranch{{Name: "a", Seq: 1}}, ForkedFrom: &session.ForkOrigin{ID: "02020202-0202-4202-8202-020202020202", Seq: 7},
 		MessageCount: 9, UserMessageCount: 4, Tokens: 1234,
 		Source: &session.ImportSource{Format: "claude", ID: "s-1", Path: "/h/a.jsonl"}}
-	id, _ := ParseID(m.ID)
+	id, _ := store.ParseID(m.ID)
 	v := record.EncodeSummary(&m)
-	line, err := AppendSummaryJSON(nil, id, v)
+	line, err := store.AppendSummaryJSON(nil, id, v)
 	wantLine := `{"id":"01010101-0101-4101-8101-010101010101","title":"t","title_source":"default","project_path":"/p",` +
 		`"created_at":"c","updated_at":"u","message_count":9,"user_message_count":4,"tokens":1234,` +
 		`"usage":{"input_tokens":4611686018427387904,"output_tokens":2,"cache_read_input_tokens":5},` +
@@ -32,10 +33,10 @@ func TestSummaryLine(t *testing.T) {
 			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, wantLine)
 	}
 	for _, bad := range [][]byte{nil, v[:len(v)-1]} {
-		if _, err := DecodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session 01010101") {
+		if _, err := store.DecodeSummary(id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session 01010101") {
 			t.Errorf("decoding %x: %v", bad, err)
 		}
-		if _, err := AppendSummaryJSON(nil, id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session 01010101") {
+		if _, err := store.AppendSummaryJSON(nil, id, bad); err == nil || !strings.Contains(err.Error(), "listing entry of session 01010101") {
 			t.Errorf("the line of %x: %v", bad, err)
 		}
 	}

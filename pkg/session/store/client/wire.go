@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // A store process (wc-store) and its clients speak length-prefixed frames
@@ -243,7 +245,7 @@ type Hello struct {
 	Proto   uint64
 	Op      string // "begin" or "shutdown"
 	Build   string
-	Mode    Mode
+	Mode    store.Mode
 	Timeout time.Duration
 	// Refs are resolved once the lock is taken, and answered in the
 	// welcome: a command's first request comes with its connection.
@@ -277,7 +279,7 @@ func (h *Hello) readWire(d *wireDecoder) {
 		d.b = nil // a later layout: what follows is not ours to read
 		return
 	}
-	h.Mode = Mode(d.uint())
+	h.Mode = store.Mode(d.uint())
 	h.Timeout = time.Duration(d.int())
 	n := d.uint()
 	if n > uint64(len(d.b)) { // every reference takes at least a byte
@@ -416,7 +418,7 @@ func readSum(d *wireDecoder) (sum [32]byte) {
 	return sum
 }
 
-func appendQuery(b []byte, q *ListQuery) []byte {
+func appendQuery(b []byte, q *store.ListQuery) []byte {
 	b = appendString(b, q.Project)
 	b = appendTime(b, q.Since)
 	b = appendTime(b, q.Until)
@@ -427,7 +429,7 @@ func appendQuery(b []byte, q *ListQuery) []byte {
 	return binary.AppendVarint(b, int64(q.Limit))
 }
 
-func readQuery(d *wireDecoder, q *ListQuery) {
+func readQuery(d *wireDecoder, q *store.ListQuery) {
 	q.Project = d.string()
 	q.Since = readTime(d)
 	q.Until = readTime(d)
@@ -518,8 +520,8 @@ func dialBlocking(path string) (*blockingConn, error) {
 	}
 	if int(cred.Uid) != os.Geteuid() {
 		unix.Close(fd)
-		return nil, &KindError{Msg: fmt.Sprintf("store: the process listening on %s (pid %d) runs as %s, not as you", path, cred.Pid, userName(int(cred.Uid))),
-			Kind: ErrUnsafe, Hints: []string{"a store process of another user's is never talked to: remove the socket, or use a store of your own"}}
+		return nil, &store.KindError{Msg: fmt.Sprintf("store: the process listening on %s (pid %d) runs as %s, not as you", path, cred.Pid, userName(int(cred.Uid))),
+			Kind: store.ErrUnsafe, Hints: []string{"a store process of another user's is never talked to: remove the socket, or use a store of your own"}}
 	}
 	return &blockingConn{fd: fd, pid: int(cred.Pid)}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"maps"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -17,7 +17,7 @@ import (
 var testHookMaterialized func()
 
 // Freed is what a collection removed (or would remove).
-type Freed = client.Freed
+type Freed = store.Freed
 
 // Collect deletes the nodes of m's session that no path to the head or to a
 // branch reaches, leftovers of interrupted commits, and blobs no kept node

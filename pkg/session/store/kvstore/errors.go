@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
@@ -17,39 +18,39 @@ import (
 // Sentinels for errors.Is. The errors returned carry their own text (commands
 // print err.Error() verbatim), so these are only matched, never printed.
 var (
-	ErrBusy      = client.ErrBusy
-	ErrNotFound  = client.ErrNotFound
-	ErrAmbiguous = client.ErrAmbiguous
-	ErrNotStore  = client.ErrNotStore
+	ErrBusy      = store.ErrBusy
+	ErrNotFound  = store.ErrNotFound
+	ErrAmbiguous = store.ErrAmbiguous
+	ErrNotStore  = store.ErrNotStore
 )
 
 // errReadOnly is returned by mutations on a store opened with Read.
-var errReadOnly = client.ErrReadOnly
+var errReadOnly = store.ErrReadOnly
 
 func notFoundf(format string, args ...any) error {
-	return &client.KindError{Msg: fmt.Sprintf(format, args...), Kind: ErrNotFound}
+	return &store.KindError{Msg: fmt.Sprintf(format, args...), Kind: ErrNotFound}
 }
 
-func sessionNotFound(ref string) error { return client.SessionNotFound(ref) }
+func sessionNotFound(ref string) error { return store.SessionNotFound(ref) }
 
 func busyError(dir string) error { return client.BusyError(dir) }
 
 func notStoreError(path string, isFile bool) error {
 	if isFile {
-		return &client.KindError{Msg: path + " is a file, not a store directory", Kind: ErrNotStore}
+		return &store.KindError{Msg: path + " is a file, not a store directory", Kind: ErrNotStore}
 	}
-	return &client.KindError{Msg: path + " is not a wc store directory", Kind: ErrNotStore}
+	return &store.KindError{Msg: path + " is not a wc store directory", Kind: ErrNotStore}
 }
 
 // foreignDirError refuses a directory that holds something a store does not,
 // naming it so that the user can see why.
 func foreignDirError(dir, entry string) error {
-	return &client.KindError{Msg: dir + " is not a wc store directory (it holds " + entry + ")", Kind: ErrNotStore}
+	return &store.KindError{Msg: dir + " is not a wc store directory (it holds " + entry + ")", Kind: ErrNotStore}
 }
 
 // RefError is a session reference that cannot name a session at all (too
 // short, not hex). Commands treat it as a usage error.
-type RefError = client.RefError
+type RefError = store.RefError
 
 // mapErr turns an error from Badger (or the file system under it) into one
 // that is safe to print: Badger's size errors append a hex dump of the value,
@@ -58,7 +59,7 @@ func mapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var te *client.KindError
+	var te *store.KindError
 	var re *RefError
 	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
 		return err
@@ -67,7 +68,7 @@ func mapErr(op string, err error) error {
 		return damagedRead(op, err)
 	}
 	if isNoSpace(err) {
-		return &client.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
+		return &store.KindError{Msg: fmt.Sprintf("store: %s failed: no space left on the store's device (store unchanged)", op), Kind: ErrNoSpace,
 			Hints: []string{"free space on that file system and try again"}}
 	}
 	if errors.Is(err, kv.ErrConflict) {
@@ -96,11 +97,11 @@ func mapErr(op string, err error) error {
 // damagedRead is the error of a read that found a damaged file.
 func damagedRead(op string, err error) error {
 	msg := badgerkv.Message(err)
-	return &client.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
+	return &store.KindError{Msg: fmt.Sprintf("store: the store is damaged: %s found %s", op, msg), Kind: ErrDamaged}
 }
 
 // ErrDamaged is the kind of the errors of a damaged store.
-var ErrDamaged = client.ErrDamaged
+var ErrDamaged = store.ErrDamaged
 
 // panicked turns a panic of Badger's, on data that fails its checks
 // before it checks them, into the error of a damaged store, and poisons
@@ -108,7 +109,7 @@ var ErrDamaged = client.ErrDamaged
 func (s *Store) panicked(op string, err *error) {
 	if r := recover(); r != nil {
 		s.poisoned.Store(true)
-		*err = &client.KindError{Msg: fmt.Sprintf("store %s is damaged: %s failed on data that does not decode (%v)", s.dir, op, firstLineOf(fmt.Sprint(r))), Kind: ErrDamaged}
+		*err = &store.KindError{Msg: fmt.Sprintf("store %s is damaged: %s failed on data that does not decode (%v)", s.dir, op, firstLineOf(fmt.Sprint(r))), Kind: ErrDamaged}
 	}
 }
 
@@ -116,7 +117,7 @@ func (s *Store) panicked(op string, err *error) {
 // (the file is missing, or the entry fails its checksum) with an empty
 // value and no error, and only logs what it found. Every record wc writes
 // holds something, so an empty one is a damaged store.
-var errLostValue = &client.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: client.ErrDamaged}
+var errLostValue = &store.KindError{Msg: "store: the store is damaged: a value in its value log cannot be read", Kind: store.ErrDamaged}
 
 // useValue runs fn on a value read from the engine, refusing an empty one
 // (errLostValue).

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
@@ -135,7 +136,7 @@ func inspectDB(storeDir string, owner int, write bool, known map[uint64]tableSta
 		return in, err
 	}
 	damaged := func(format string, args ...any) error {
-		return client.DamagedStore(storeDir, fmt.Sprintf(format, args...))
+		return store.DamagedStore(storeDir, fmt.Sprintf(format, args...))
 	}
 	if !files.manifest {
 		if files.holdsData() {
@@ -200,7 +201,7 @@ func readManifest(storeDir string) (map[uint64]badgerkv.Compression, error) {
 	}
 	defer fp.Close()
 	damaged := func(what string) error {
-		return client.DamagedStore(storeDir, "its db/MANIFEST, which lists its tables, "+what)
+		return store.DamagedStore(storeDir, "its db/MANIFEST, which lists its tables, "+what)
 	}
 	var head [8]byte
 	if _, err := io.ReadFull(fp, head[:]); err != nil || string(head[:4]) != "Bdgr" {
@@ -234,14 +235,14 @@ func checkUnlisted(storeDir string, m map[uint64]badgerkv.Compression, unlisted 
 	for id := range m {
 		v, err := badgerkv.TableMaxVersion(tablePath(dbDir, id))
 		if err != nil {
-			return client.DamagedStore(storeDir, fmt.Sprintf("its table db/%06d.sst is damaged (%v)", id, err))
+			return store.DamagedStore(storeDir, fmt.Sprintf("its table db/%06d.sst is damaged (%v)", id, err))
 		}
 		listedMax = max(listedMax, v)
 	}
 	for _, id := range unlisted {
 		v, err := badgerkv.TableMaxVersion(tablePath(dbDir, id))
 		if err == nil && v > listedMax {
-			return client.DamagedStore(storeDir, fmt.Sprintf("its db/MANIFEST does not list db/%06d.sst, which holds its latest writes", id))
+			return store.DamagedStore(storeDir, fmt.Sprintf("its db/MANIFEST does not list db/%06d.sst, which holds its latest writes", id))
 		}
 	}
 	return nil

@@ -3,7 +3,7 @@ package kvstore
 import (
 	"encoding/binary"
 
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // Key layout (DESIGN §3): every key of a session shares the prefix
@@ -30,7 +30,7 @@ const (
 	// Where schemas before 4 kept the metadata.
 	legacyTagMeta = 'A'
 
-	idLen          = client.IDLen
+	idLen          = store.IDLen
 	sessionKeyLen  = 1 + idLen // "s"+id
 	listingTimeLen = 12        // seconds and nanoseconds, see listingTime
 	shardPrefixLen = sessionKeyLen + 1
@@ -42,9 +42,9 @@ const (
 var schemaKey = []byte("\x00v")
 
 // sid is a session id as keys hold it.
-type sid = client.ID
+type sid = store.ID
 
-func parseID(ref string) (sid, error) { return client.ParseID(ref) }
+func parseID(ref string) (sid, error) { return store.ParseID(ref) }
 
 func sessionPrefix(id sid) []byte {
 	k := make([]byte, sessionKeyLen, sessionKeyLen+1+32)

@@ -12,8 +12,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -359,7 +359,7 @@ func TestSchema4Relisted(t *testing.T) {
 	if err := s.Commit(&m, nodes); err != nil {
 		t.Fatal(err)
 	}
-	id, _ := client.ParseID(m.ID)
+	id, _ := store.ParseID(m.ID)
 	err := s.eng.Update(func(txn kv.Txn) error {
 		if err := txn.Set(listingKey(id, updatedTime(m.UpdatedAt)), summaryV1(t, m)); err != nil {
 			return err

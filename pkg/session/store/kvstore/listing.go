@@ -14,7 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -37,7 +37,7 @@ import (
 // more (BenchmarkListInfo, BenchmarkList).
 
 // ListQuery selects and orders sessions as wc-ls does.
-type ListQuery = client.ListQuery
+type ListQuery = store.ListQuery
 
 // listingTime orders times as bytes: the seconds since 1970 with the sign
 // bit flipped, then the nanoseconds, both big endian.
@@ -150,7 +150,7 @@ func (f *listFilter) keepSummary(id sid, v []byte) (bool, error) {
 	project, ok := record.SummaryField(v, record.SummaryProject)
 	title, ok2 := record.SummaryField(v, record.SummaryTitle)
 	if !ok || !ok2 {
-		return false, client.DamagedListing(id)
+		return false, store.DamagedListing(id)
 	}
 	if f.q.Project != "" && f.q.Project != "/" &&
 		string(project) != f.q.Project && !bytes.HasPrefix(project, []byte(f.projectSlash)) {
@@ -448,7 +448,7 @@ func sessionContains(txn kv.Txn, id sid, text string, fold bool) (bool, error) {
 func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	var fnErr error
 	err := s.listSummaries(q, func(id sid, v []byte) error {
-		info, err := client.DecodeSummary(id, v)
+		info, err := store.DecodeSummary(id, v)
 		if err != nil {
 			return err
 		}
@@ -462,7 +462,7 @@ func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 }
 
 // ListJSON is ListInfo with each session's info as one line of JSON (see
-// client.AppendSummaryJSON); line is valid only during fn.
+// store.AppendSummaryJSON); line is valid only during fn.
 func (s *Store) ListJSON(q ListQuery, fn func(line []byte) error) error {
 	return s.listSummaries(q, summaryLines(fn))
 }
@@ -473,7 +473,7 @@ func summaryLines(fn func(line []byte) error) func(id sid, summary []byte) error
 	var line []byte
 	return func(id sid, summary []byte) error {
 		var err error
-		if line, err = client.AppendSummaryJSON(line[:0], id, summary); err != nil {
+		if line, err = store.AppendSummaryJSON(line[:0], id, summary); err != nil {
 			return err
 		}
 		return fn(line)

@@ -13,8 +13,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 func TestWriterExcludesWriter(t *testing.T) {
@@ -220,7 +220,7 @@ func TestPermissionsIgnoreUmask(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "store: " + filepath.Join(dir, "lock") + " is writable by group and others (mode -rw-rw-rw-)"
-	if _, err := Open(Options{Dir: dir}, Write); !errors.Is(err, client.ErrUnsafe) || err.Error() != want {
+	if _, err := Open(Options{Dir: dir}, Write); !errors.Is(err, store.ErrUnsafe) || err.Error() != want {
 		t.Errorf("a lock file of mode 0666: %v, want %q", err, want)
 	}
 }

@@ -8,18 +8,18 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
 // minPrefix is the fewest hex digits a session prefix may have.
-const minPrefix = client.MinPrefix
+const minPrefix = store.MinPrefix
 
 // Resolve turns a full id (any case, dashes optional) or a unique prefix of
 // at least 4 hex digits into the canonical lowercase id.
 func (s *Store) Resolve(ref string) (string, error) {
-	digits, ok := client.RefDigits(ref)
+	digits, ok := store.RefDigits(ref)
 	if !ok || len(digits) < minPrefix || len(digits) > 2*idLen {
 		return "", &RefError{Ref: ref}
 	}
@@ -77,7 +77,7 @@ func (s *Store) Resolve(ref string) (string, error) {
 	case n == 0:
 		return "", sessionNotFound(ref)
 	case n > 1:
-		return "", &client.KindError{Msg: fmt.Sprintf("session prefix %s is ambiguous (%d sessions match)", ref, n), Kind: ErrAmbiguous}
+		return "", &store.KindError{Msg: fmt.Sprintf("session prefix %s is ambiguous (%d sessions match)", ref, n), Kind: ErrAmbiguous}
 	}
 	return match.String(), nil
 }
@@ -111,7 +111,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 	return m, mapErr("read", err)
 }
 
-func corrupt(id sid, what string, args ...any) error { return client.Damaged(id, what, args...) }
+func corrupt(id sid, what string, args ...any) error { return store.Damaged(id, what, args...) }
 
 // nextSeq reads the session's next_seq without decoding the metadata:
 // nodes at or above it are orphans of an interrupted commit and invisible.
@@ -287,7 +287,7 @@ func (s *Store) Path(id string, head uint64, fn func(*session.Node) error) error
 	if err != nil {
 		return err
 	}
-	return client.DecodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
+	return store.DecodeAhead(key, func(emit func(uint64, []byte) error) error { return s.pathRaw(id, head, emit) }, fn)
 }
 
 // pathRaw calls fn with the stored value of each node from the root to

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"time"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
-var _ client.Remover = (*Store)(nil)
+var _ store.Remover = (*Store)(nil)
 
 // Purge rewrites the store so that the bytes of what was removed leave its
 // files. A deletion in Badger only adds a tombstone: the values stay in

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -64,7 +65,7 @@ func (l *sessionLock) acquire(mode Mode, timeout time.Duration, dir string) erro
 		l.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return &client.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for the other commands its store process serves)", dir), Kind: ErrBusy}
+			return &store.KindError{Msg: fmt.Sprintf("store %s is busy (timed out waiting for the other commands its store process serves)", dir), Kind: ErrBusy}
 		}
 		timer := time.NewTimer(wait)
 		select {

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 )
 
 // Badger writes its memtable, its value log and the tables it builds
@@ -38,7 +38,7 @@ const closeReserve = 2 * badgerkv.MemTableSize
 
 // ErrNoSpace is the kind of the error of a write the store's file system
 // has no room for.
-var ErrNoSpace = client.ErrNoSpace
+var ErrNoSpace = store.ErrNoSpace
 
 // freeSpace is what dir's file system has free for this user; ok is false
 // when it cannot tell.
@@ -52,7 +52,7 @@ func freeSpace(dir string) (uint64, bool) {
 
 // noSpaceError is the error of a write the file system has no room for.
 func noSpaceError(dir string, need uint64) error {
-	return &client.KindError{Msg: fmt.Sprintf("no space left on the device of store %s (store unchanged)", dir), Kind: ErrNoSpace,
+	return &store.KindError{Msg: fmt.Sprintf("no space left on the device of store %s (store unchanged)", dir), Kind: ErrNoSpace,
 		Hints: []string{fmt.Sprintf("free at least %d MiB on that file system and try again", need>>20+1)}}
 }
 

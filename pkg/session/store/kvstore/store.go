@@ -14,22 +14,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
 	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 )
 
 // Mode selects the lock and the kind of Badger open.
-type Mode = client.Mode
+type Mode = store.Mode
 
 const (
-	Read  = client.Read  // shared lock, Badger ReadOnly
-	Write = client.Write // exclusive lock, Badger read-write
+	Read  = store.Read  // shared lock, Badger ReadOnly
+	Write = store.Write // exclusive lock, Badger read-write
 )
 
 // Handle is what commands do with an open store: a *Store, or a
 // *client.Client of the resident store process.
-type Handle = client.Handle
+type Handle = store.Handle
 
 var _ Handle = (*Store)(nil)
 
@@ -375,7 +376,7 @@ func (s *Store) recoverFirst(deadline time.Time) error {
 	}
 	err := s.upgrade(deadline)
 	if errors.Is(err, ErrNoSpace) {
-		return &client.KindError{Msg: fmt.Sprintf("store %s needs a writer to recover it (a writer was killed while it wrote), and there is no space left on its device", s.dir),
+		return &store.KindError{Msg: fmt.Sprintf("store %s needs a writer to recover it (a writer was killed while it wrote), and there is no space left on its device", s.dir),
 			Kind: ErrNoSpace, Hints: []string{"free space on that file system; the next command recovers it"}}
 	}
 	if err == nil || !cannotWrite(err) {
@@ -491,7 +492,7 @@ func (s *Store) openBadger(readOnly bool, deadline time.Time) (kv.Engine, error)
 		case errors.Is(err, ErrDamaged):
 			return nil, err
 		case badgerkv.IsDamage(err):
-			return nil, client.DamagedStore(s.dir, "Badger's open found "+badgerkv.Message(err))
+			return nil, store.DamagedStore(s.dir, "Badger's open found "+badgerkv.Message(err))
 		case cannotWrite(err):
 			return nil, &writeDenied{fmt.Sprintf("store %s cannot be written: %s", s.dir, badgerkv.Message(err))}
 		}
@@ -717,7 +718,7 @@ func (s *Store) view(fn func(txn kv.Txn) error) (err error) {
 }
 
 // errPoisoned answers every use of a handle after a panic.
-var errPoisoned = &client.KindError{Msg: "store: the store is damaged: an earlier read failed", Kind: client.ErrDamaged}
+var errPoisoned = &store.KindError{Msg: "store: the store is damaged: an earlier read failed", Kind: store.ErrDamaged}
 
 // A bulk handle releases the table pages it mapped each time it has read
 // and written settleReleaseBytes, and merges level 0 each settleMergeBytes:

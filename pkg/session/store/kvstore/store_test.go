@@ -14,8 +14,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
@@ -256,7 +256,7 @@ func TestRecoverInterruptedRebuild(t *testing.T) {
 	}
 }
 
-// client.Empty, which commands use for a store directory that does not
+// store.Empty, which commands use for a store directory that does not
 // exist, answers every read as a store opened for reading there does.
 func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 	st, err := Open(Options{Dir: filepath.Join(t.TempDir(), "none")}, Read)
@@ -264,14 +264,14 @@ func TestEmptyHandleAnswersAsAMissingStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mustClose(t, st)
-	empty := client.Empty{}
+	empty := store.Empty{}
 	var sum [32]byte
 	id := "0123abcd-0000-4000-8000-000000000000"
 	same := func(what string, got, want error) {
 		t.Helper()
 		if (got == nil) != (want == nil) || got != nil && (got.Error() != want.Error() ||
 			errors.Is(got, ErrNotFound) != errors.Is(want, ErrNotFound)) {
-			t.Errorf("%s: client.Empty %v, the store %v", what, got, want)
+			t.Errorf("%s: store.Empty %v, the store %v", what, got, want)
 		}
 	}
 	for _, ref := range []string{"0123", "0123ABCD", id, "012", "zz", id + "0"} {

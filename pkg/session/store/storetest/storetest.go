@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
@@ -20,13 +20,13 @@ import (
 type Target struct {
 	// Open opens the store in dir (created by its first Write open) for
 	// mode, failing t when it cannot. The suite closes what it opens.
-	Open func(t *testing.T, dir string, mode client.Mode) client.Handle
+	Open func(t *testing.T, dir string, mode store.Mode) store.Handle
 	// Shared: the handle is a client of the resident store process, which
 	// serves other commands too and so refuses Purge.
 	Shared bool
 }
 
-// Run runs the contract of client.Handle over the handles target opens.
+// Run runs the contract of store.Handle over the handles target opens.
 func Run(t *testing.T, target Target) {
 	h := harness{Target: target}
 	for _, c := range []struct {
@@ -54,7 +54,7 @@ func Run(t *testing.T, target Target) {
 type harness struct{ Target }
 
 // with opens the store in dir for mode, runs fn and closes the handle.
-func (h harness) with(t *testing.T, dir string, mode client.Mode, fn func(client.Handle)) {
+func (h harness) with(t *testing.T, dir string, mode store.Mode, fn func(store.Handle)) {
 	t.Helper()
 	s := h.Open(t, dir, mode)
 	fn(s)
@@ -66,7 +66,7 @@ func (h harness) with(t *testing.T, dir string, mode client.Mode, fn func(client
 // create commits sessions in one write open.
 func (h harness) create(t *testing.T, dir string, metas ...sessionData) {
 	t.Helper()
-	h.with(t, dir, client.Write, func(s client.Handle) {
+	h.with(t, dir, store.Write, func(s store.Handle) {
 		for _, d := range metas {
 			m := d.meta
 			if err := s.Commit(&m, d.nodes); err != nil {
@@ -145,7 +145,7 @@ func data(id string, nodes []session.Node) sessionData {
 }
 
 // PathSeqs is the seqs of the path from the root of session id to head.
-func PathSeqs(t testing.TB, s client.Handle, id string, head uint64) []uint64 {
+func PathSeqs(t testing.TB, s store.Handle, id string, head uint64) []uint64 {
 	t.Helper()
 	var got []uint64
 	if err := s.Path(id, head, func(n *session.Node) error {
@@ -157,7 +157,7 @@ func PathSeqs(t testing.TB, s client.Handle, id string, head uint64) []uint64 {
 	return got
 }
 
-func listIDs(t *testing.T, s client.Handle, q client.ListQuery) []string {
+func listIDs(t *testing.T, s store.Handle, q store.ListQuery) []string {
 	t.Helper()
 	var ids []string
 	if err := s.ListInfo(q, func(in *session.Info) error { ids = append(ids, in.ID); return nil }); err != nil {
@@ -184,7 +184,7 @@ func testRoundTrip(t *testing.T, h harness) {
 	}
 	h.create(t, dir, all...)
 
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		for id, w := range want {
 			got, err := r.Meta(id)
 			if err != nil {
@@ -266,7 +266,7 @@ func testRoundTrip(t *testing.T, h harness) {
 			t.Errorf("Walk stopped by fn = %v", got)
 		}
 
-		listed := listIDs(t, r, client.ListQuery{})
+		listed := listIDs(t, r, store.ListQuery{})
 		slices.Sort(listed)
 		if w := []string{idTree, idLin, idEmpty}; !slices.Equal(listed, w) {
 			t.Errorf("listed %v, want %v", listed, w)
@@ -291,7 +291,7 @@ func testLongPath(t *testing.T, h harness) {
 		nodes[i] = session.Child(parent, uint64(i+1), userMsg(fmt.Sprintf("m%d %s", i+1, pad)))
 	}
 	h.create(t, dir, data(id, nodes))
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		i := 0
 		err := r.Path(id, n, func(got *session.Node) error {
 			if got.Seq != nodes[i].Seq || got.Parent != nodes[i].Parent || got.Msg.Content.Text != nodes[i].Msg.Content.Text {
@@ -324,12 +324,12 @@ func testLongPath(t *testing.T, h harness) {
 	})
 }
 
-// Whatever names nothing is client.ErrNotFound, with the text commands print.
+// Whatever names nothing is store.ErrNotFound, with the text commands print.
 func testMissing(t *testing.T, h harness) {
 	dir := t.TempDir()
 	id, absent := testID(0x11111111, 1), testID(0x44444444, 4)
 	h.create(t, dir, data(id, branched()))
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		for name, err := range map[string]error{
 			"node past the end": func() error { _, err := r.Node(id, 7); return err }(),
 			"node 0":            func() error { _, err := r.Node(id, 0); return err }(),
@@ -339,7 +339,7 @@ func testMissing(t *testing.T, h harness) {
 			"nodes":             r.Nodes(absent, func(uint64, []byte) error { return nil }),
 			"resolve":           func() error { _, err := r.Resolve(absent); return err }(),
 		} {
-			if !errors.Is(err, client.ErrNotFound) {
+			if !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("%s: %v, want ErrNotFound", name, err)
 			}
 		}
@@ -353,7 +353,7 @@ func testMissing(t *testing.T, h harness) {
 }
 
 // A reference is a full id in any case, with or without dashes, or a prefix
-// of at least client.MinPrefix digits naming one session.
+// of at least store.MinPrefix digits naming one session.
 func testResolve(t *testing.T, h harness) {
 	dir := t.TempDir()
 	a := "abcd1234-0000-4000-8000-000000000001"
@@ -361,7 +361,7 @@ func testResolve(t *testing.T, h harness) {
 	c := "abce0000-0000-4000-8000-000000000003"
 	d := "abcd2000-0000-4000-8000-000000000004"
 	h.create(t, dir, data(a, chain(3)), data(b, nil), data(c, chain(1)), data(d, nil))
-	h.with(t, dir, client.Read, func(s client.Handle) {
+	h.with(t, dir, store.Read, func(s store.Handle) {
 		for ref, want := range map[string]string{
 			a:                              a,
 			strings.ToUpper(a):             a,
@@ -381,21 +381,21 @@ func testResolve(t *testing.T, h harness) {
 			"abcd1": "session prefix abcd1 is ambiguous (2 sessions match)",
 			"abcd":  "session prefix abcd is ambiguous (3 sessions match)",
 		} {
-			if _, err := s.Resolve(ref); !errors.Is(err, client.ErrAmbiguous) || err.Error() != msg {
+			if _, err := s.Resolve(ref); !errors.Is(err, store.ErrAmbiguous) || err.Error() != msg {
 				t.Errorf("Resolve(%s) = %v, want %q", ref, err, msg)
 			}
 		}
-		if _, err := s.Resolve("abcd1234-0000-4000-8000-00000000000"); !errors.Is(err, client.ErrAmbiguous) { // 31 digits
+		if _, err := s.Resolve("abcd1234-0000-4000-8000-00000000000"); !errors.Is(err, store.ErrAmbiguous) { // 31 digits
 			t.Errorf("Resolve(31 digits) = %v", err)
 		}
 		for _, ref := range []string{"ffff", "abcf", "abcd3", "ffffffff-0000-4000-8000-000000000001"} {
-			if _, err := s.Resolve(ref); !errors.Is(err, client.ErrNotFound) || err.Error() != "session "+ref+" not found" {
+			if _, err := s.Resolve(ref); !errors.Is(err, store.ErrNotFound) || err.Error() != "session "+ref+" not found" {
 				t.Errorf("Resolve(%q) = %v, want not found", ref, err)
 			}
 		}
 		for _, ref := range []string{"", "abc", "ab-c", "abcg", "zzzz", "abcd12340000400080000000000000001", "abcd 1234"} {
 			_, err := s.Resolve(ref)
-			var re *client.RefError
+			var re *store.RefError
 			if !errors.As(err, &re) || err.Error() != "invalid session reference "+ref {
 				t.Errorf("Resolve(%q) = %v, want a RefError", ref, err)
 			}
@@ -408,7 +408,7 @@ func testResolve(t *testing.T, h harness) {
 func testCommitRejects(t *testing.T, h harness) {
 	id := testID(0xabcdef07, 7)
 	nodes := chain(3)
-	h.with(t, t.TempDir(), client.Write, func(w client.Handle) {
+	h.with(t, t.TempDir(), store.Write, func(w store.Handle) {
 		for name, change := range map[string]func(m *session.Meta){
 			"uppercase id": func(m *session.Meta) { m.ID = strings.ToUpper(id) },
 			"seq >= next":  func(m *session.Meta) { m.NextSeq, m.Head = 3, 2 },
@@ -421,7 +421,7 @@ func testCommitRejects(t *testing.T, h harness) {
 				t.Errorf("%s: Commit succeeded", name)
 			}
 		}
-		if _, err := w.Meta(id); !errors.Is(err, client.ErrNotFound) {
+		if _, err := w.Meta(id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a rejected commit wrote something: %v", err)
 		}
 	})
@@ -435,7 +435,7 @@ func testCommitUpdates(t *testing.T, h harness) {
 	nodes := chain(3)
 	h.create(t, dir, data(id, nodes))
 	more := []session.Node{session.Child(&nodes[1], 4, userMsg("fork"))}
-	h.with(t, dir, client.Write, func(w client.Handle) {
+	h.with(t, dir, store.Write, func(w store.Handle) {
 		m, err := w.Meta(id)
 		if err != nil {
 			t.Fatal(err)
@@ -454,7 +454,7 @@ func testCommitUpdates(t *testing.T, h harness) {
 			t.Fatal(err)
 		}
 	})
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		m, err := r.Meta(id)
 		if err != nil {
 			t.Fatal(err)
@@ -472,7 +472,7 @@ func testCommitUpdates(t *testing.T, h harness) {
 			t.Errorf("node 4 = %+v, %v", n, err)
 		}
 		var infos []session.Info
-		if err := r.ListInfo(client.ListQuery{}, func(in *session.Info) error { infos = append(infos, *in); return nil }); err != nil {
+		if err := r.ListInfo(store.ListQuery{}, func(in *session.Info) error { infos = append(infos, *in); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if len(infos) != 1 || infos[0].Title != "renamed" || infos[0].Head != 4 || infos[0].Branches != 1 {
@@ -491,14 +491,14 @@ func timed(n int, project, title string) sessionData {
 
 // listing is a query and the sessions it lists, in order.
 type listing struct {
-	q    client.ListQuery
+	q    store.ListQuery
 	want []string
 }
 
 // checkListings runs each query on the store in dir.
 func (h harness) checkListings(t *testing.T, dir string, cases []listing) {
 	t.Helper()
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		for _, c := range cases {
 			if got := listIDs(t, r, c.q); !slices.Equal(got, c.want) {
 				t.Errorf("list %+v = %v, want %v", c.q, got, c.want)
@@ -519,10 +519,10 @@ func testListOrder(t *testing.T, h harness) {
 	h.create(t, dir, s3, tie, s1, s2)
 	id := func(d sessionData) string { return d.meta.ID }
 	h.checkListings(t, dir, []listing{
-		{client.ListQuery{}, []string{id(s3), id(s2), id(tie), id(s1)}},
-		{client.ListQuery{Oldest: true}, []string{id(s1), id(s2), id(tie), id(s3)}},
-		{client.ListQuery{Limit: 2}, []string{id(s3), id(s2)}},
-		{client.ListQuery{Oldest: true, Limit: 1}, []string{id(s1)}},
+		{store.ListQuery{}, []string{id(s3), id(s2), id(tie), id(s1)}},
+		{store.ListQuery{Oldest: true}, []string{id(s1), id(s2), id(tie), id(s3)}},
+		{store.ListQuery{Limit: 2}, []string{id(s3), id(s2)}},
+		{store.ListQuery{Oldest: true, Limit: 1}, []string{id(s1)}},
 	})
 }
 
@@ -534,18 +534,18 @@ func testListFilters(t *testing.T, h harness) {
 	h.create(t, dir, s1, s2, s3, s4)
 	id := func(d sessionData) string { return d.meta.ID }
 	h.checkListings(t, dir, []listing{
-		{client.ListQuery{Project: "/src/app"}, []string{id(s2), id(s1)}},
-		{client.ListQuery{Project: "/"}, []string{id(s4), id(s3), id(s2), id(s1)}},
-		{client.ListQuery{Project: "/nowhere"}, nil},
-		{client.ListQuery{Title: "build"}, []string{id(s3)}},
-		{client.ListQuery{Title: "build", Fold: true}, []string{id(s3), id(s1)}},
-		{client.ListQuery{Grep: "needle"}, []string{id(s4)}},
-		{client.ListQuery{Grep: "NEEDLE", Fold: true}, []string{id(s4)}},
-		{client.ListQuery{Grep: "NEEDLE"}, nil},
-		{client.ListQuery{Since: at(2)}, []string{id(s4), id(s3), id(s2)}},
-		{client.ListQuery{Until: at(2)}, []string{id(s1)}},
-		{client.ListQuery{Since: at(2), Until: at(4)}, []string{id(s3), id(s2)}},
-		{client.ListQuery{Project: "/src", Since: at(2), Limit: 1}, []string{id(s3)}},
+		{store.ListQuery{Project: "/src/app"}, []string{id(s2), id(s1)}},
+		{store.ListQuery{Project: "/"}, []string{id(s4), id(s3), id(s2), id(s1)}},
+		{store.ListQuery{Project: "/nowhere"}, nil},
+		{store.ListQuery{Title: "build"}, []string{id(s3)}},
+		{store.ListQuery{Title: "build", Fold: true}, []string{id(s3), id(s1)}},
+		{store.ListQuery{Grep: "needle"}, []string{id(s4)}},
+		{store.ListQuery{Grep: "NEEDLE", Fold: true}, []string{id(s4)}},
+		{store.ListQuery{Grep: "NEEDLE"}, nil},
+		{store.ListQuery{Since: at(2)}, []string{id(s4), id(s3), id(s2)}},
+		{store.ListQuery{Until: at(2)}, []string{id(s1)}},
+		{store.ListQuery{Since: at(2), Until: at(4)}, []string{id(s3), id(s2)}},
+		{store.ListQuery{Project: "/src", Since: at(2), Limit: 1}, []string{id(s3)}},
 	})
 }
 
@@ -555,13 +555,13 @@ func testListJSON(t *testing.T, h harness) {
 	dir := t.TempDir()
 	s1, s2 := timed(1, "/a", "one"), timed(2, "/b", `quote " and \ slash`)
 	h.create(t, dir, s1, s2)
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		var want []session.Info
-		if err := r.ListInfo(client.ListQuery{}, func(in *session.Info) error { want = append(want, *in); return nil }); err != nil {
+		if err := r.ListInfo(store.ListQuery{}, func(in *session.Info) error { want = append(want, *in); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		var got []session.Info
-		if err := r.ListJSON(client.ListQuery{}, func(line []byte) error {
+		if err := r.ListJSON(store.ListQuery{}, func(line []byte) error {
 			var in session.Info
 			if err := json.Unmarshal(line, &in); err != nil {
 				return fmt.Errorf("line %s: %v", line, err)
@@ -586,7 +586,7 @@ func testBlobs(t *testing.T, h harness) {
 	a, b := testID(1, 1), testID(2, 2)
 	h.create(t, dir, data(a, chain(1)), data(b, chain(1)))
 	blob, sum := spilled, spilledSum
-	h.with(t, dir, client.Write, func(w client.Handle) {
+	h.with(t, dir, store.Write, func(w store.Handle) {
 		if err := w.PutBlob(a, sum, blob); err != nil {
 			t.Fatal(err)
 		}
@@ -597,14 +597,14 @@ func testBlobs(t *testing.T, h harness) {
 			t.Errorf("Blob in the writer = %q, %v", got, err)
 		}
 	})
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		if got, err := r.Blob(a, sum); err != nil || string(got) != string(blob) {
 			t.Errorf("Blob = %q, %v", got, err)
 		}
-		if _, err := r.Blob(a, sha256.Sum256([]byte("x"))); !errors.Is(err, client.ErrNotFound) {
+		if _, err := r.Blob(a, sha256.Sum256([]byte("x"))); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("missing blob: %v", err)
 		}
-		if _, err := r.Blob(b, sum); !errors.Is(err, client.ErrNotFound) {
+		if _, err := r.Blob(b, sum); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("another session's blob: %v", err)
 		}
 	})
@@ -617,10 +617,10 @@ func testRemove(t *testing.T, h harness) {
 	keep, gone := testID(1, 1), testID(2, 2)
 	h.create(t, dir, data(keep, chain(4)), data(gone, chain(4)))
 	blob, sum := spilled, spilledSum
-	h.with(t, dir, client.Write, func(w client.Handle) {
-		rm, ok := w.(client.Remover)
+	h.with(t, dir, store.Write, func(w store.Handle) {
+		rm, ok := w.(store.Remover)
 		if !ok {
-			t.Fatalf("%T is not a client.Remover", w)
+			t.Fatalf("%T is not a store.Remover", w)
 		}
 		for _, id := range []string{keep, gone} {
 			if err := w.PutBlob(id, sum, blob); err != nil {
@@ -630,27 +630,27 @@ func testRemove(t *testing.T, h harness) {
 		if err := rm.DeleteSession(gone); err != nil {
 			t.Fatal(err)
 		}
-		if err := rm.DeleteSession(gone); !errors.Is(err, client.ErrNotFound) {
+		if err := rm.DeleteSession(gone); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("second delete: %v", err)
 		}
-		if _, err := w.Resolve(gone[:8]); !errors.Is(err, client.ErrNotFound) {
+		if _, err := w.Resolve(gone[:8]); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("resolve of the removed session in the writer: %v", err)
 		}
 	})
-	check := func(r client.Handle) {
-		if _, err := r.Meta(gone); !errors.Is(err, client.ErrNotFound) {
+	check := func(r store.Handle) {
+		if _, err := r.Meta(gone); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed meta: %v", err)
 		}
-		if _, err := r.Blob(gone, sum); !errors.Is(err, client.ErrNotFound) {
+		if _, err := r.Blob(gone, sum); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed blob: %v", err)
 		}
-		if err := r.Nodes(gone, func(uint64, []byte) error { return nil }); !errors.Is(err, client.ErrNotFound) {
+		if err := r.Nodes(gone, func(uint64, []byte) error { return nil }); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed nodes: %v", err)
 		}
-		if _, err := r.Resolve(gone); !errors.Is(err, client.ErrNotFound) {
+		if _, err := r.Resolve(gone); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("resolve of the removed session: %v", err)
 		}
-		if got := listIDs(t, r, client.ListQuery{}); !slices.Equal(got, []string{keep}) {
+		if got := listIDs(t, r, store.ListQuery{}); !slices.Equal(got, []string{keep}) {
 			t.Errorf("listed %v, want only %s", got, keep)
 		}
 		if got := PathSeqs(t, r, keep, 4); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
@@ -660,9 +660,9 @@ func testRemove(t *testing.T, h harness) {
 			t.Errorf("kept blob = %q, %v", got, err)
 		}
 	}
-	h.with(t, dir, client.Read, check)
-	h.with(t, dir, client.Write, func(w client.Handle) {
-		err := w.(client.Remover).Purge()
+	h.with(t, dir, store.Read, check)
+	h.with(t, dir, store.Write, func(w store.Handle) {
+		err := w.(store.Remover).Purge()
 		switch {
 		case h.Shared && (err == nil || !strings.Contains(err.Error(), "needs the store to itself")):
 			t.Errorf("purge through the resident store process: %v, want it refused", err)
@@ -670,7 +670,7 @@ func testRemove(t *testing.T, h harness) {
 			t.Fatalf("purge: %v", err)
 		}
 	})
-	h.with(t, dir, client.Read, check)
+	h.with(t, dir, store.Read, check)
 }
 
 // A handle opened for reading refuses every write and changes nothing.
@@ -680,27 +680,27 @@ func testReadOnly(t *testing.T, h harness) {
 	h.create(t, dir, data(id, chain(2)))
 	blob := []byte("blob")
 	sum := sha256.Sum256(blob)
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		m := data(id, chain(3)).meta
 		writes := map[string]error{
 			"Commit":  r.Commit(&m, chain(3)[2:]),
 			"PutBlob": r.PutBlob(id, sum, blob),
 			"Collect": func() error { _, err := r.Collect(&m, false); return err }(),
 		}
-		if rm, ok := r.(client.Remover); ok {
+		if rm, ok := r.(store.Remover); ok {
 			writes["DeleteSession"] = rm.DeleteSession(id)
 		}
 		for name, err := range writes {
-			if !errors.Is(err, client.ErrReadOnly) || err.Error() != client.ErrReadOnly.Error() {
-				t.Errorf("%s on a handle opened for reading: %v, want %q", name, err, client.ErrReadOnly)
+			if !errors.Is(err, store.ErrReadOnly) || err.Error() != store.ErrReadOnly.Error() {
+				t.Errorf("%s on a handle opened for reading: %v, want %q", name, err, store.ErrReadOnly)
 			}
 		}
 	})
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		if m, err := r.Meta(id); err != nil || m.Head != 2 {
 			t.Errorf("meta after refused writes: head %d, %v", m.Head, err)
 		}
-		if _, err := r.Blob(id, sum); !errors.Is(err, client.ErrNotFound) {
+		if _, err := r.Blob(id, sum); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a refused PutBlob stored the blob: %v", err)
 		}
 	})
@@ -714,7 +714,7 @@ func testCollect(t *testing.T, h harness) {
 	d := data(id, tree)
 	d.meta.Head, d.meta.NextSeq = 6, 7
 	h.create(t, dir, d) // no branch names 5: nodes 4 and 5 are unreachable
-	h.with(t, dir, client.Write, func(w client.Handle) {
+	h.with(t, dir, store.Write, func(w store.Handle) {
 		m, err := w.Meta(id)
 		if err != nil {
 			t.Fatal(err)
@@ -731,9 +731,9 @@ func testCollect(t *testing.T, h harness) {
 			t.Fatalf("collect: %+v, %v; want %+v", freed, err, dry)
 		}
 	})
-	h.with(t, dir, client.Read, func(r client.Handle) {
+	h.with(t, dir, store.Read, func(r store.Handle) {
 		for _, seq := range []uint64{4, 5} {
-			if _, err := r.Node(id, seq); !errors.Is(err, client.ErrNotFound) {
+			if _, err := r.Node(id, seq); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("node %d after collect: %v", seq, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package client
+package store
 
 import (
 	"errors"
@@ -30,8 +30,6 @@ type Handle interface {
 	Settle() error
 	Close() error
 }
-
-var _ Handle = (*Client)(nil)
 
 // Mode selects the lock a handle holds and the kind of open.
 type Mode int
@@ -74,6 +72,8 @@ var (
 	ErrDamaged = errors.New("store is damaged")
 	// ErrNoSpace: the store's file system has no room for a write.
 	ErrNoSpace = errors.New("no space left for the store")
+	// ErrUnsafe is the kind of a store refused for its owner or mode.
+	ErrUnsafe = errors.New("store is not safe to use")
 )
 
 // KindError carries the message the user sees and the sentinel it matches,

@@ -1,4 +1,4 @@
-package client
+package store
 
 import "encoding/hex"
 
