@@ -9,8 +9,9 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/cmd/internal/tool/local"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 func run(c *tool.Ctx) error {
@@ -32,10 +33,10 @@ func run(c *tool.Ctx) error {
 		return salvage(c, dir, timeout)
 	}
 	if c.Bool("stop") {
-		if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+		if _, err := storedir.CheckStore(dir, storedir.Trust{}); err != nil {
 			return err
 		}
-		stopped, err := client.Shutdown(dir, timeout)
+		stopped, err := remote.Shutdown(dir, timeout)
 		if err != nil {
 			return err
 		}
@@ -53,7 +54,7 @@ func run(c *tool.Ctx) error {
 			Store  string `json:"store"`
 			Socket string `json:"socket"`
 			PID    int    `json:"pid"`
-		}{dir, client.SocketPath(dir), os.Getpid()})
+		}{dir, remote.SocketPath(dir), os.Getpid()})
 		if printErr == nil {
 			printErr = c.Flush()
 		}
@@ -74,7 +75,7 @@ func run(c *tool.Ctx) error {
 // check verifies the store at rest: its resident process, if any, closes
 // it first.
 func check(c *tool.Ctx, dir string, timeout time.Duration) error {
-	if _, err := client.Shutdown(dir, timeout); err != nil {
+	if _, err := remote.Shutdown(dir, timeout); err != nil {
 		return err
 	}
 	report, err := kvstore.Check(kvstore.Options{Dir: dir, LockTimeout: timeout})
@@ -105,7 +106,7 @@ func salvage(c *tool.Ctx, dir string, timeout time.Duration) error {
 	if into == dir {
 		return tool.Usagef("--salvage copies into a new store, not into the store it reads")
 	}
-	if _, err := client.Shutdown(dir, timeout); err != nil {
+	if _, err := remote.Shutdown(dir, timeout); err != nil {
 		return err
 	}
 	report, err := kvstore.Salvage(kvstore.Options{Dir: dir, LockTimeout: timeout}, into)

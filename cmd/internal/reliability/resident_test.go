@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 func TestMain(m *testing.M) {
@@ -198,7 +198,7 @@ func TestResidentStartRace(t *testing.T) {
 
 	// Ask it to stop and race it: each command finds it stopping, or gone
 	// with its lock still held, or a successor starting.
-	if _, err := client.Shutdown(r.store, 0); err != nil {
+	if _, err := remote.Shutdown(r.store, 0); err != nil {
 		t.Fatal(err)
 	}
 	race(func(i int) []string { return []string{"wc-append", ids[i], "--text", "after"} })
@@ -222,8 +222,8 @@ func TestResidentStartRace(t *testing.T) {
 // is served all the same (the socket is reached through the directory).
 func TestResidentLongPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("a-rather-long-directory-name/", 5), "store")
-	if len(client.SocketPath(dir)) <= 108 {
-		t.Fatalf("the path is too short to test anything: %d bytes", len(client.SocketPath(dir)))
+	if len(remote.SocketPath(dir)) <= 108 {
+		t.Fatalf("the path is too short to test anything: %d bytes", len(remote.SocketPath(dir)))
 	}
 	r := newRunner(t, dir).resident().withEnv(longIdle)
 	id := idOf(r.must(nil, "wc-new", "--title", "long"))
@@ -351,7 +351,7 @@ func buildTagged(t *testing.T, tag string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+string(filepath.Separator),
-		"-ldflags=-X github.com/wctoolkit/wc/pkg/session/store/client.buildTag="+tag,
+		"-ldflags=-X github.com/wctoolkit/wc/pkg/session/store/wire.buildTag="+tag,
 		"./cmd/wc-new", "./cmd/wc-append", "./cmd/wc-ls", "./cmd/wc-store")
 	cmd.Dir = tooltest.ModuleRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -506,7 +506,7 @@ func TestResidentTerminated(t *testing.T) {
 	if walLeft(r.store) {
 		t.Error("the resident process left its log to replay")
 	}
-	if _, err := os.Lstat(client.SocketPath(r.store)); err == nil {
+	if _, err := os.Lstat(remote.SocketPath(r.store)); err == nil {
 		t.Error("the socket is left behind")
 	}
 	if got := pathTexts(t, r.store, id); len(got) != 0 {

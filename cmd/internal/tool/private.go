@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // storeProgramEnv names the wc-store to run, for installs that keep it
@@ -42,13 +42,13 @@ func storeProgram() (string, error) {
 // the command ends. That is how a command that does not link the store
 // opens it directly.
 type privateStore struct {
-	*client.Client
+	*remote.Client
 	proc *exec.Cmd
 }
 
 // OpenPrivate starts a private store process and takes the store's lock
 // through it, for ask.Mode, within ask.LockTimeout.
-func OpenPrivate(dir string, ask client.Ask, sync, otherOwner bool) (store.Handle, error) {
+func OpenPrivate(dir string, ask remote.Ask, sync, otherOwner bool) (store.Handle, error) {
 	program, err := storeProgram()
 	if err != nil {
 		return nil, err
@@ -64,19 +64,19 @@ func OpenPrivate(dir string, ask client.Ask, sync, otherOwner bool) (store.Handl
 	cmd.Stderr = os.Stderr              // Badger's warnings, as when the command opened the store itself
 	err = cmd.Start()
 	theirs.Close()
-	conn := client.NewSocket(fds[0])
+	conn := remote.NewSocket(fds[0])
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("store: cannot start %s: %v", program, err)
 	}
-	c, err := client.Attach(conn, ask)
+	c, err := remote.Attach(conn, ask)
 	if err != nil {
 		werr := cmd.Wait()
 		switch {
-		case errors.Is(err, client.ErrOtherProtocol):
+		case errors.Is(err, remote.ErrOtherProtocol):
 			return nil, &Error{Code: ExitFailure, Msg: "store: " + program + " comes from another wc build than this command",
 				Hints: []string{"install the wc commands together (go install ./cmd/...), or set " + storeProgramEnv}}
-		case errors.Is(err, client.ErrNoServer):
+		case errors.Is(err, remote.ErrNoServer):
 			return nil, fmt.Errorf("store: %s exited before it answered (%v)", program, werr)
 		}
 		return nil, err

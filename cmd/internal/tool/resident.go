@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // The resident store process keeps the store open between commands, so a
@@ -63,9 +63,9 @@ func resident(dir string, mode store.Mode) bool {
 // DialResident connects to the resident process, starting it when there is
 // none. It returns nil, nil when none can be had: the caller then opens the
 // store directly, with what is left of its lock timeout.
-func DialResident(dir string, ask client.Ask) (store.Handle, error) {
-	c, err := client.Dial(dir, ask)
-	if !errors.Is(err, client.ErrNoServer) {
+func DialResident(dir string, ask remote.Ask) (store.Handle, error) {
+	c, err := remote.Dial(dir, ask)
+	if !errors.Is(err, remote.ErrNoServer) {
 		return handleOrNil(c, err)
 	}
 	if !mayServe(dir) {
@@ -76,15 +76,15 @@ func DialResident(dir string, ask client.Ask) (store.Handle, error) {
 	case StatusReady, StatusBusy:
 		// Ours, or another command's that won the race.
 		ask.LockTimeout = max(0, ask.LockTimeout-time.Since(start))
-		c, err := client.Dial(dir, ask)
-		if !errors.Is(err, client.ErrNoServer) {
+		c, err := remote.Dial(dir, ask)
+		if !errors.Is(err, remote.ErrNoServer) {
 			return handleOrNil(c, err)
 		}
 	}
 	return nil, nil
 }
 
-func handleOrNil(c *client.Client, err error) (store.Handle, error) {
+func handleOrNil(c *remote.Client, err error) (store.Handle, error) {
 	if err != nil {
 		return nil, err
 	}

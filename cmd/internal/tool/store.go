@@ -15,8 +15,9 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // Default lock wait; see --lock-timeout.
@@ -146,7 +147,7 @@ type DirectOptions struct {
 	LockTimeout time.Duration
 	Sync        bool
 	Bulk        bool // batch work: see OpenBatch
-	OtherOwner  bool // --other-owner: see client.Trust
+	OtherOwner  bool // --other-owner: see storedir.Trust
 }
 
 func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, error) {
@@ -158,13 +159,13 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 	if err != nil {
 		return nil, err
 	}
-	trust := client.Trust{OtherOwner: c.Bool("other-owner")}
+	trust := storedir.Trust{OtherOwner: c.Bool("other-owner")}
 	if trust.OtherOwner && (mode != store.Read || batch) {
 		return nil, Usagef("--other-owner only reads: %s writes to the store", c.Spec.Name).
 			WithHint("a command that writes uses a store of its own user's")
 	}
 	// Before anything is sent to the store's socket or read from it.
-	if _, err := client.CheckStore(dir, trust); err != nil {
+	if _, err := storedir.CheckStore(dir, trust); err != nil {
 		return nil, err
 	}
 	if batch {
@@ -178,7 +179,7 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 			return store.Empty{}, nil
 		}
 	}
-	ask := client.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing, ListingJSON: first.listingJSON}
+	ask := remote.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing, ListingJSON: first.listingJSON}
 	start := time.Now()
 	var st store.Handle
 	switch {
@@ -186,7 +187,7 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 		// Its store process is not ours to talk to, nor to stop.
 	case batch || forcedDirect():
 		// A resident process would hold the store until it idles.
-		_, _ = client.Shutdown(dir, 0)
+		_, _ = remote.Shutdown(dir, 0)
 	case resident(dir, mode):
 		st, err = DialResident(dir, ask)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
@@ -16,7 +16,7 @@ import (
 // pkg/session/store), opened as commands open them.
 func TestContract(t *testing.T) {
 	t.Setenv("WC_STORE_PROGRAM", filepath.Join(Binaries(t), "wc-store"))
-	ask := func(mode store.Mode) client.Ask { return client.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
+	ask := func(mode store.Mode) remote.Ask { return remote.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
 	t.Run("resident", func(t *testing.T) {
 		storetest.Run(t, storetest.Target{Shared: true, Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
 			h, err := tool.DialResident(dir, ask(mode))

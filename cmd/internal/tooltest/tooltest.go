@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/wctoolkit/wc/cmd/internal/tool"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 var update = flag.Bool("update", false, "rewrite man pages and golden files")
@@ -275,7 +276,7 @@ func processesRunning(dir string) []int {
 func StopResidents(t interface{ Log(...any) }, root string) {
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "wcd.sock" {
-			if _, err := client.Shutdown(filepath.Dir(path), 30*time.Second); err != nil {
+			if _, err := remote.Shutdown(filepath.Dir(path), 30*time.Second); err != nil {
 				t.Log("stopping the resident store process of", filepath.Dir(path), ":", err)
 			}
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/wctoolkit/wc/cmd/internal/tool"
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // Open opens the store in this process: tool.Spec.Direct.
@@ -136,7 +136,7 @@ func servePrivate(dir string) {
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
 	opts := kvstore.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC"), OtherOwner: tool.EnvTrue(tool.OtherOwnerEnv)}
-	err := kvstore.ServePrivate(opts, client.NewSocket(privateFD), func() { close(opened) })
+	err := kvstore.ServePrivate(opts, remote.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
 		os.Exit(tool.ExitFailure)
 	}

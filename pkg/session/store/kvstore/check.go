@@ -15,9 +15,9 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // CheckReport is what Check found: wc-store --check prints it.
@@ -54,7 +54,7 @@ func (r *CheckReport) add(session, format string, args ...any) {
 func Check(opts Options) (*CheckReport, error) {
 	dir := filepath.Clean(opts.Dir)
 	r := &CheckReport{Store: dir, Problems: []Problem{}}
-	owner, err := client.CheckStore(dir, client.Trust{OtherOwner: opts.OtherOwner})
+	owner, err := storedir.CheckStore(dir, storedir.Trust{OtherOwner: opts.OtherOwner})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func Check(opts Options) (*CheckReport, error) {
 		}
 		fatal := checkFiles(dir, owner, r)
 		checkRecorded(filepath.Join(dir, "db"), readVerified(lock).files, r)
-		client.Unlock(lock)
+		storedir.Unlock(lock)
 		if fatal {
 			return r, nil
 		}

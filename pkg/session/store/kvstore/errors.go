@@ -11,8 +11,8 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // Sentinels for errors.Is. The errors returned carry their own text (commands
@@ -33,7 +33,7 @@ func notFoundf(format string, args ...any) error {
 
 func sessionNotFound(ref string) error { return store.SessionNotFound(ref) }
 
-func busyError(dir string) error { return client.BusyError(dir) }
+func busyError(dir string) error { return storedir.BusyError(dir) }
 
 func notStoreError(path string, isFile bool) error {
 	if isFile {

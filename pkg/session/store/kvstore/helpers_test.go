@@ -2,13 +2,13 @@ package kvstore
 
 import (
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
@@ -120,11 +120,11 @@ func pathSeqsOf(t testing.TB, s *Store, id string, head uint64) []uint64 {
 }
 
 // dialStore connects to the resident process of the store in opts.Dir.
-func dialStore(opts Options, mode Mode, refs ...string) (*client.Client, error) {
-	return client.Dial(opts.Dir, client.Ask{Mode: mode, LockTimeout: opts.LockTimeout, Refs: refs})
+func dialStore(opts Options, mode Mode, refs ...string) (*remote.Client, error) {
+	return remote.Dial(opts.Dir, remote.Ask{Mode: mode, LockTimeout: opts.LockTimeout, Refs: refs})
 }
 
 // dialListing connects with listing q sent in the hello.
-func dialListing(opts Options, q ListQuery) (*client.Client, error) {
-	return client.Dial(opts.Dir, client.Ask{Mode: Read, LockTimeout: opts.LockTimeout, Listing: &q})
+func dialListing(opts Options, q ListQuery) (*remote.Client, error) {
+	return remote.Dial(opts.Dir, remote.Ask{Mode: Read, LockTimeout: opts.LockTimeout, Listing: &q})
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // Badger trusts its files: a MANIFEST it cannot find is created afresh
@@ -73,7 +73,7 @@ func listDB(dbDir string, owner int) (dbFiles, error) {
 		if err != nil {
 			return f, mapErr("open", err)
 		}
-		if err := client.CheckEntry(filepath.Join(dbDir, name), info, owner, 0); err != nil {
+		if err := storedir.CheckEntry(filepath.Join(dbDir, name), info, owner, 0); err != nil {
 			return f, err
 		}
 		switch {

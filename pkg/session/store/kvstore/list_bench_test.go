@@ -2,7 +2,6 @@ package kvstore
 
 import (
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // benchID is session i of listBenchStore: ids spread over the key space
@@ -223,7 +223,7 @@ func BenchmarkListInfoResident(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
 				opts := Options{Dir: dir, LockTimeout: time.Second}
-				var c *client.Client
+				var c *remote.Client
 				var err error
 				if i%2 == 0 {
 					c, err = dialListing(opts, q.query)

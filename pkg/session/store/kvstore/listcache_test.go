@@ -3,7 +3,6 @@ package kvstore
 import (
 	"crypto/sha256"
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // Listings through the resident process, answered from its cache or not,
@@ -110,7 +110,7 @@ func testListCacheMatchesModel(t *testing.T) {
 }
 
 // listRows lists q through c, a row per session as modelList writes it.
-func listRows(t *testing.T, c *client.Client, q ListQuery) []string {
+func listRows(t *testing.T, c *remote.Client, q ListQuery) []string {
 	t.Helper()
 	var rows []string
 	if err := c.ListInfo(q, func(info *session.Info) error {
@@ -180,7 +180,7 @@ func TestResidentListingWithHello(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	list := func(c *client.Client, q ListQuery) []string {
+	list := func(c *remote.Client, q ListQuery) []string {
 		var ids []string
 		if err := c.ListInfo(q, func(info *session.Info) error { ids = append(ids, info.ID); return nil }); err != nil {
 			t.Fatal(err)
@@ -194,16 +194,16 @@ func TestResidentListingWithHello(t *testing.T) {
 		t.Fatalf("listing: %d sessions, newest %v", len(all), newest)
 	}
 	opts := Options{Dir: dir, LockTimeout: 5 * time.Second}
-	for name, use := range map[string]func(c *client.Client){
-		"asked":         func(c *client.Client) { check(t, list(c, ListQuery{}), all) },
-		"other listing": func(c *client.Client) { check(t, list(c, ListQuery{Limit: 7}), newest) },
-		"meta first": func(c *client.Client) {
+	for name, use := range map[string]func(c *remote.Client){
+		"asked":         func(c *remote.Client) { check(t, list(c, ListQuery{}), all) },
+		"other listing": func(c *remote.Client) { check(t, list(c, ListQuery{Limit: 7}), newest) },
+		"meta first": func(c *remote.Client) {
 			if m, err := c.Meta(all[3]); err != nil || m.ID != all[3] {
 				t.Errorf("meta: %+v, %v", m, err)
 			}
 			check(t, list(c, ListQuery{}), all)
 		},
-		"nothing": func(*client.Client) {},
+		"nothing": func(*remote.Client) {},
 	} {
 		c, err := dialListing(opts, ListQuery{})
 		if err != nil {

@@ -19,9 +19,9 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // listWorld drives random session operations through a Handle and keeps
@@ -402,7 +402,7 @@ func TestListingConsistency(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
+	if _, err := remote.Shutdown(dir, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r := open(t, dir, Read)
@@ -443,7 +443,7 @@ func TestListingManyThroughResident(t *testing.T) {
 	}
 	// Lines of JSON, asked with the hello as wc-ls asks them, in chunks.
 	q := ListQuery{Limit: 3*chunkItems + 1}
-	cj, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: true})
+	cj, err := remote.Dial(dir, remote.Ask{Mode: Read, Listing: &q, ListingJSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestListingAskedWithTheHello(t *testing.T) {
 
 	q := ListQuery{Limit: 10}
 	before := residentRequests.Load()
-	c, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: true})
+	c, err := remote.Dial(dir, remote.Ask{Mode: Read, Listing: &q, ListingJSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestListingAskedWithTheHello(t *testing.T) {
 
 	stop := errors.New("enough")
 	for _, asJSON := range []bool{true, false} {
-		c, err := client.Dial(dir, client.Ask{Mode: Read, Listing: &q, ListingJSON: asJSON})
+		c, err := remote.Dial(dir, remote.Ask{Mode: Read, Listing: &q, ListingJSON: asJSON})
 		if err != nil {
 			t.Fatal(err)
 		}

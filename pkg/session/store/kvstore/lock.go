@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // flock takes how (LOCK_SH or LOCK_EX) on Dir/lock, waiting until deadline.
@@ -12,8 +12,8 @@ func (s *Store) flock(how int, deadline time.Time) error {
 	if s.lock == nil {
 		return nil // another user's store without a lock file: see openLock
 	}
-	err := client.FlockUntil(s.lock, how, deadline)
-	if errors.Is(err, client.ErrLockTimeout) {
+	err := storedir.FlockUntil(s.lock, how, deadline)
+	if errors.Is(err, storedir.ErrLockTimeout) {
 		s.lock = nil
 		return busyError(s.dir)
 	}
@@ -23,7 +23,7 @@ func (s *Store) flock(how int, deadline time.Time) error {
 // unlock releases Dir/lock.
 func (s *Store) unlock() {
 	if s.lock != nil {
-		client.Unlock(s.lock)
+		storedir.Unlock(s.lock)
 		s.lock = nil
 	}
 	s.releaseTurnstile()

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
+	"github.com/wctoolkit/wc/pkg/session/store/wire"
 )
 
 var _ store.Remover = (*Store)(nil)
@@ -85,7 +85,7 @@ func (live liveSet) keep(key []byte) bool {
 }
 
 // remove answers a delete request.
-func (s *server) remove(req *client.Delete) error {
+func (s *server) remove(req *wire.Delete) error {
 	if err := s.st.DeleteSession(req.ID); err != nil {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
 // rawNode is node seq of session id as Badger holds it.
@@ -286,7 +286,7 @@ func TestResidentRepeats(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
+	if _, err := remote.Shutdown(dir, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	s := open(t, dir, Read)

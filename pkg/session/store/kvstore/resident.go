@@ -17,8 +17,10 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
+	"github.com/wctoolkit/wc/pkg/session/store/wire"
 )
 
 // A streamed result is sent in chunks of at most this many items or about
@@ -129,7 +131,7 @@ func Serve(opts Options, cfg ServeConfig) error {
 	if opts.Dir == "" {
 		return errors.New("store: no store directory given")
 	}
-	if _, err := client.CheckStore(dir, client.Trust{}); err != nil {
+	if _, err := storedir.CheckStore(dir, storedir.Trust{}); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -161,7 +163,7 @@ func Serve(opts Options, cfg ServeConfig) error {
 		d.Close()
 		return err
 	}
-	sock := client.SocketPath(root)
+	sock := remote.SocketPath(root)
 	_ = os.Remove(sock) // left by a server that died; we hold the lock now
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -261,7 +263,7 @@ func openServed(opts Options, dir, root string, d *os.File, wait time.Duration) 
 
 // serverAnswers reports whether a resident process listens for dir.
 func serverAnswers(dir string) bool {
-	conn, err := client.DialSocket(dir)
+	conn, err := remote.DialSocket(dir)
 	if err != nil {
 		return false
 	}
@@ -394,25 +396,25 @@ func (s *server) touch() {
 // killed.
 func (s *server) serveConn(conn net.Conn) {
 	defer conn.Close()
-	wc := client.NewConn(conn)
-	var hello client.Hello
+	wc := wire.NewConn(conn)
+	var hello wire.Hello
 	if err := wc.Recv(&hello); err != nil {
 		return
 	}
-	welcome := client.Welcome{Proto: client.ProtocolVersion, Build: client.BuildID()}
+	welcome := wire.Welcome{Proto: wire.ProtocolVersion, Build: wire.BuildID()}
 	switch {
 	case hello.Op == "shutdown":
 		s.shutdown()
 		_ = wc.Send(&welcome)
 		return
-	case hello.Proto != client.ProtocolVersion || s.stale != nil && s.stale():
+	case hello.Proto != wire.ProtocolVersion || s.stale != nil && s.stale():
 		// A client of another protocol, or this program was replaced
 		// (go install): make way for a resident process of the client's
 		// wc-store once the clients being served are done. A client of
 		// another build that speaks this protocol is served: it knows
 		// the store only through the protocol.
 		s.shutdown()
-		welcome.Err = &client.WireError{Kind: "stale"}
+		welcome.Err = &wire.WireError{Kind: "stale"}
 		_ = wc.Send(&welcome)
 		return
 	case hello.Op != "begin":
@@ -420,7 +422,7 @@ func (s *server) serveConn(conn net.Conn) {
 	}
 	mode := hello.Mode
 	if err := s.lock.acquire(mode, hello.Timeout, s.dir); err != nil {
-		welcome.Err = client.ToWire(err)
+		welcome.Err = wire.ToWire(err)
 		_ = wc.Send(&welcome)
 		return
 	}
@@ -440,8 +442,8 @@ func (s *server) serveConn(conn net.Conn) {
 // converse answers the references of a client's hello with its welcome,
 // then the client's requests until it ends (end makes what it wrote
 // durable) or goes.
-func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.Welcome, end func(unsynced bool) error) {
-	for _, ref := range hello.Refs[:min(len(hello.Refs), client.MaxPrefetched)] {
+func (s *server) converse(wc *wire.Conn, hello *wire.Hello, welcome *wire.Welcome, end func(unsynced bool) error) {
+	for _, ref := range hello.Refs[:min(len(hello.Refs), remote.MaxPrefetched)] {
 		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
 	}
 	if err := wc.Send(welcome); err != nil {
@@ -454,12 +456,12 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 			return
 		}
 		residentRequests.Add(1)
-		if _, ok := req.(*client.End); ok {
-			_ = wc.Send(&client.Response{Err: s.toWire(end(unsynced))})
+		if _, ok := req.(*wire.End); ok {
+			_ = wc.Send(&wire.Response{Err: s.toWire(end(unsynced))})
 			return
 		}
 		if hello.Mode == Read && req.Writes() {
-			_ = wc.Send(&client.Response{Err: client.ToWire(errReadOnly)})
+			_ = wc.Send(&wire.Response{Err: wire.ToWire(errReadOnly)})
 			continue
 		}
 		unsynced = unsynced || leavesUnsynced(req)
@@ -478,14 +480,14 @@ func (s *server) converse(wc *client.Conn, hello *client.Hello, welcome *client.
 // when it was still there.
 func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 	defer conn.Close()
-	wc := client.NewConn(conn)
-	var hello client.Hello
+	wc := wire.NewConn(conn)
+	var hello wire.Hello
 	if err := wc.Recv(&hello); err != nil {
 		return err
 	}
-	welcome := client.Welcome{Proto: client.ProtocolVersion, Build: client.BuildID()}
-	if hello.Proto != client.ProtocolVersion || hello.Op != "begin" {
-		welcome.Err = &client.WireError{Kind: "stale"}
+	welcome := wire.Welcome{Proto: wire.ProtocolVersion, Build: wire.BuildID()}
+	if hello.Proto != wire.ProtocolVersion || hello.Op != "begin" {
+		welcome.Err = &wire.WireError{Kind: "stale"}
 		_ = wc.Send(&welcome)
 		return errors.New("store: a client of another protocol")
 	}
@@ -495,7 +497,7 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 		opened()
 	}
 	if err != nil {
-		welcome.Err = client.ToWire(err)
+		welcome.Err = wire.ToWire(err)
 		_ = wc.Send(&welcome)
 		return err
 	}
@@ -514,15 +516,15 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 
 // leavesUnsynced tells whether the server answers req, a write, before it
 // syncs it: the client's End syncs it.
-func leavesUnsynced(req client.Request) bool {
+func leavesUnsynced(req wire.Request) bool {
 	switch r := req.(type) {
-	case *client.PutBlob:
+	case *wire.PutBlob:
 		return true
-	case *client.Commit:
+	case *wire.Commit:
 		return r.Defer
-	case *client.Collect:
+	case *wire.Collect:
 		return r.Defer
-	case *client.Delete:
+	case *wire.Delete:
 		return r.Defer
 	}
 	return false
@@ -530,30 +532,30 @@ func leavesUnsynced(req client.Request) bool {
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.
-func (s *server) handle(req client.Request, wc *client.Conn) error {
-	var resp client.Response
+func (s *server) handle(req wire.Request, wc *wire.Conn) error {
+	var resp wire.Response
 	var err error
 	switch req := req.(type) {
-	case *client.Resolve:
+	case *wire.Resolve:
 		resp = s.resolve(req.Ref)
 		return wc.Send(&resp)
-	case *client.GetMeta:
+	case *wire.GetMeta:
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
 			resp.Meta = record.EncodeMeta(&m)
 		}
-	case *client.GetNode:
+	case *wire.GetNode:
 		var n session.Node
 		if n, err = s.st.Node(req.ID, req.Seq); err == nil {
-			resp.Items = []client.Item{{Seq: n.Seq, Value: record.EncodeNode(&n)}}
+			resp.Items = []wire.Item{{Seq: n.Seq, Value: record.EncodeNode(&n)}}
 		}
-	case *client.Commit:
+	case *wire.Commit:
 		err = s.commit(req)
-	case *client.PutBlob:
+	case *wire.PutBlob:
 		err = s.st.PutBlob(req.ID, req.Sum, req.Data)
-	case *client.GetBlob:
+	case *wire.GetBlob:
 		resp.Data, err = s.st.Blob(req.ID, req.Sum)
-	case *client.Collect:
+	case *wire.Collect:
 		var m session.Meta
 		if m, err = record.DecodeMeta(req.Meta); err == nil {
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
@@ -561,11 +563,11 @@ func (s *server) handle(req client.Request, wc *client.Conn) error {
 		if err == nil && !req.DryRun && !req.Defer {
 			err = s.sync()
 		}
-	case *client.Delete:
+	case *wire.Delete:
 		err = s.remove(req)
-	case *client.Purge:
+	case *wire.Purge:
 		err = s.purge()
-	case client.Streamed:
+	case wire.Streamed:
 		return s.stream(req, wc)
 	default:
 		err = fmt.Errorf("store: unexpected request %T", req)
@@ -575,7 +577,7 @@ func (s *server) handle(req client.Request, wc *client.Conn) error {
 }
 
 // commit answers a commit request.
-func (s *server) commit(req *client.Commit) error {
+func (s *server) commit(req *wire.Commit) error {
 	m, err := record.DecodeMeta(req.Meta)
 	if err != nil {
 		return err
@@ -612,8 +614,8 @@ func (s *server) commit(req *client.Commit) error {
 // toWire keeps an error's kind, as the package's toWire does, and names the
 // store by its path rather than by the descriptor the process reaches it
 // through.
-func (s *server) toWire(err error) *client.WireError {
-	e := client.ToWire(err)
+func (s *server) toWire(err error) *wire.WireError {
+	e := wire.ToWire(err)
 	if e != nil && s.root != s.dir {
 		e.Msg = strings.ReplaceAll(e.Msg, s.root, s.dir)
 	}
@@ -634,8 +636,8 @@ func (s *server) sync() error {
 }
 
 // resolve answers a resolve request for ref.
-func (s *server) resolve(ref string) client.Response {
-	var resp client.Response
+func (s *server) resolve(ref string) wire.Response {
+	var resp wire.Response
 	id, err := s.st.Resolve(ref)
 	if err == nil {
 		resp.Str = id
@@ -651,7 +653,7 @@ const maxPrefetchNode = 256 << 10
 // prefetch adds the session's metadata and head node to the answer of a
 // resolve: what nearly every command asks for next, saving two round trips.
 // The client holds the lock, so neither can change before it reads them.
-func (s *server) prefetch(id string, resp *client.Response) {
+func (s *server) prefetch(id string, resp *wire.Response) {
 	m, err := s.st.Meta(id)
 	if err != nil {
 		return // the client asks, and gets the error, itself
@@ -662,7 +664,7 @@ func (s *server) prefetch(id string, resp *client.Response) {
 	}
 	if n, err := s.st.Node(id, m.Head); err == nil {
 		if v := record.EncodeNode(&n); len(v) <= maxPrefetchNode {
-			resp.Items = []client.Item{{Seq: n.Seq, Value: v}}
+			resp.Items = []wire.Item{{Seq: n.Seq, Value: v}}
 		}
 	}
 }
@@ -698,11 +700,11 @@ func (s *server) stopping() bool {
 
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with More (or ended with Stop).
-func (s *server) stream(req client.Streamed, wc *client.Conn) error {
+func (s *server) stream(req wire.Streamed, wc *wire.Conn) error {
 	if req.ReadAhead() {
 		return s.streamAhead(req, wc)
 	}
-	var chunk []client.Item
+	var chunk []wire.Item
 	size := 0
 	var connErr error
 	stopped := false
@@ -710,19 +712,19 @@ func (s *server) stream(req client.Streamed, wc *client.Conn) error {
 		if stopped {
 			return errClientStopped
 		}
-		chunk = append(chunk, client.Item{Seq: seq, Value: append([]byte(nil), value...)})
+		chunk = append(chunk, wire.Item{Seq: seq, Value: append([]byte(nil), value...)})
 		if size += len(value); len(chunk) < chunkItems && size < chunkBytes {
 			return nil
 		}
-		if connErr = wc.Send(&client.Response{Items: chunk, More: true}); connErr != nil {
+		if connErr = wc.Send(&wire.Response{Items: chunk, More: true}); connErr != nil {
 			return connErr
 		}
 		chunk, size = chunk[:0], 0
-		var next client.Request
+		var next wire.Request
 		if next, connErr = wc.RecvRequest(); connErr != nil {
 			return connErr
 		}
-		if _, more := next.(*client.More); !more {
+		if _, more := next.(*wire.More); !more {
 			stopped = true
 			return errClientStopped
 		}
@@ -735,25 +737,25 @@ func (s *server) stream(req client.Streamed, wc *client.Conn) error {
 	if stopped {
 		return nil // the client stopped reading; it expects no more
 	}
-	return wc.Send(&client.Response{Items: chunk, Err: s.toWire(err)})
+	return wc.Send(&wire.Response{Items: chunk, Err: s.toWire(err)})
 }
 
 // run calls the store method a stream request names.
-func (s *server) run(req client.Streamed, emit func(seq uint64, value []byte) error) error {
+func (s *server) run(req wire.Streamed, emit func(seq uint64, value []byte) error) error {
 	switch req := req.(type) {
-	case *client.Walk:
+	case *wire.Walk:
 		return s.st.Walk(req.ID, req.From, req.Max, func(n *session.Node) bool {
 			return emit(n.Seq, record.EncodeNode(n)) == nil
 		})
-	case *client.Nodes:
+	case *wire.Nodes:
 		return s.st.Nodes(req.ID, emit)
-	case *client.Path:
+	case *wire.Path:
 		// The stored values as they are: the client decodes them.
 		return s.st.pathRaw(req.ID, req.Head, emit)
-	case *client.ListInfo:
+	case *wire.ListInfo:
 		// Each item: the id, then the summary.
 		return s.list(req.Query, func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) })
-	case *client.ListJSON:
+	case *wire.ListJSON:
 		return s.list(req.Query, summaryLines(func(line []byte) error { return emit(0, line) }))
 	}
 	return fmt.Errorf("store: unexpected request %T", req)
@@ -778,8 +780,8 @@ func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) erro
 // whole range: the store is read a chunk ahead of the client's More, on
 // a goroutine of its own, so that reading, the socket and the client's work
 // overlap.
-func (s *server) streamAhead(req client.Streamed, wc *client.Conn) error {
-	chunks := make(chan *client.Response, 1)
+func (s *server) streamAhead(req wire.Streamed, wc *wire.Conn) error {
+	chunks := make(chan *wire.Response, 1)
 	free := make(chan []byte, 2)
 	stop := make(chan struct{})
 	go func() {
@@ -793,7 +795,7 @@ func (s *server) streamAhead(req client.Streamed, wc *client.Conn) error {
 				return nil
 			}
 			select {
-			case chunks <- &client.Response{Data: packed, More: true}:
+			case chunks <- &wire.Response{Data: packed, More: true}:
 			case <-stop:
 				return errClientStopped
 			}
@@ -807,7 +809,7 @@ func (s *server) streamAhead(req client.Streamed, wc *client.Conn) error {
 		err := s.run(req, emit)
 		if err != errClientStopped {
 			select {
-			case chunks <- &client.Response{Data: packed, Err: client.ToWire(err)}:
+			case chunks <- &wire.Response{Data: packed, Err: wire.ToWire(err)}:
 			case <-stop:
 			}
 		}
@@ -833,7 +835,7 @@ func (s *server) streamAhead(req client.Streamed, wc *client.Conn) error {
 		if err != nil {
 			return finish(err)
 		}
-		if _, more := next.(*client.More); !more {
+		if _, more := next.(*wire.More); !more {
 			return finish(nil) // the client stopped reading; it expects no more
 		}
 	}

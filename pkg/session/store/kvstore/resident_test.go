@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
+	"github.com/wctoolkit/wc/pkg/session/store/wire"
 )
 
 // serve runs a resident store process in this test process and returns a
@@ -42,14 +43,14 @@ func serve(t testing.TB, dir string, idle time.Duration) <-chan error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Cleanup(func() {
-		if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
+		if _, err := remote.Shutdown(dir, 10*time.Second); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
 	return done
 }
 
-func dial(t *testing.T, dir string, mode Mode) *client.Client {
+func dial(t *testing.T, dir string, mode Mode) *remote.Client {
 	t.Helper()
 	c, err := dialStore(Options{Dir: dir, LockTimeout: 5 * time.Second}, mode)
 	if err != nil {
@@ -133,11 +134,11 @@ func TestResidentRoundTrip(t *testing.T) {
 func TestResidentLocking(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	serve(t, dir, time.Minute)
-	conn, err := client.DialSocket(dir)
+	conn, err := remote.DialSocket(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Attach(conn, client.Ask{Mode: Write, LockTimeout: time.Second}); err != nil {
+	if _, err := remote.Attach(conn, remote.Ask{Mode: Write, LockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dialStore(Options{Dir: dir, LockTimeout: 100 * time.Millisecond}, Write); !errors.Is(err, ErrBusy) ||
@@ -195,7 +196,7 @@ func TestResidentLifecycle(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the idle server did not stop")
 	}
-	if _, err := os.Stat(client.SocketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(remote.SocketPath(dir)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind: %v", err)
 	}
 	s, err := Open(Options{Dir: dir}, Write)
@@ -328,17 +329,17 @@ func TestResidentMakesWay(t *testing.T) {
 			switch why {
 			case "stale":
 				stale.Store(true)
-				if _, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, client.ErrNoServer) {
+				if _, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); !errors.Is(err, remote.ErrNoServer) {
 					t.Fatalf("a stale process took a client: %v", err)
 				}
 			case "protocol":
-				conn, err := client.DialSocket(dir)
+				conn, err := remote.DialSocket(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wc := client.NewConn(conn)
-				var welcome client.Welcome
-				if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion + 1, Op: "begin", Build: "another build"}); err == nil {
+				wc := wire.NewConn(conn)
+				var welcome wire.Welcome
+				if err := wc.Send(&wire.Hello{Proto: wire.ProtocolVersion + 1, Op: "begin", Build: "another build"}); err == nil {
 					err = wc.Recv(&welcome)
 				}
 				conn.Close()
@@ -397,7 +398,7 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second process beside an answering one: %v", err)
 	}
-	if _, err := client.Shutdown(dir, 10*time.Second); err != nil {
+	if _, err := remote.Shutdown(dir, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -414,11 +415,11 @@ func TestResidentSyncs(t *testing.T) {
 	ids := []string{testID(0x51, 1), testID(0x52, 2), testID(0x53, 3)}
 	cases := []struct {
 		name  string
-		write func(c *client.Client) error
+		write func(c *remote.Client) error
 		want  int64
 	}{
-		{"one commit", func(c *client.Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
-		{"three commits", func(c *client.Client) error {
+		{"one commit", func(c *remote.Client) error { m := metaFor(ids[0], nil); return c.Commit(&m, nil) }, 1},
+		{"three commits", func(c *remote.Client) error {
 			for _, id := range ids {
 				m := metaFor(id, nil)
 				if err := c.Commit(&m, nil); err != nil {
@@ -427,7 +428,7 @@ func TestResidentSyncs(t *testing.T) {
 			}
 			return nil
 		}, 2},
-		{"a blob, then a commit", func(c *client.Client) error {
+		{"a blob, then a commit", func(c *remote.Client) error {
 			data := []byte("spilled")
 			if err := c.PutBlob(ids[0], sha256.Sum256(data), data); err != nil {
 				return err
@@ -435,7 +436,7 @@ func TestResidentSyncs(t *testing.T) {
 			m := metaFor(ids[0], nil)
 			return c.Commit(&m, nil)
 		}, 1},
-		{"a commit, then a blob", func(c *client.Client) error {
+		{"a commit, then a blob", func(c *remote.Client) error {
 			m := metaFor(ids[1], nil)
 			if err := c.Commit(&m, nil); err != nil {
 				return err
@@ -443,7 +444,7 @@ func TestResidentSyncs(t *testing.T) {
 			data := []byte("later")
 			return c.PutBlob(ids[1], sha256.Sum256(data), data)
 		}, 2},
-		{"reads only", func(c *client.Client) error { _, err := c.Meta(ids[0]); return err }, 0},
+		{"reads only", func(c *remote.Client) error { _, err := c.Meta(ids[0]); return err }, 0},
 	}
 	for _, tc := range cases {
 		before := residentSyncs.Load()
@@ -482,7 +483,7 @@ func TestResidentRebuildsOnClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Shutdown(dir, 30*time.Second); err != nil {
+	if _, err := remote.Shutdown(dir, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -593,14 +594,14 @@ func TestResidentLockFreedForTheNextCommand(t *testing.T) {
 func TestResidentServesOtherBuilds(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	serve(t, dir, time.Minute)
-	conn, err := client.DialSocket(dir)
+	conn, err := remote.DialSocket(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	wc := client.NewConn(conn)
-	var welcome client.Welcome
-	if err := wc.Send(&client.Hello{Proto: client.ProtocolVersion, Op: "begin", Build: "another build", Mode: Read, Timeout: time.Second}); err == nil {
+	wc := wire.NewConn(conn)
+	var welcome wire.Welcome
+	if err := wc.Send(&wire.Hello{Proto: wire.ProtocolVersion, Op: "begin", Build: "another build", Mode: Read, Timeout: time.Second}); err == nil {
 		err = wc.Recv(&welcome)
 	}
 	if err != nil || welcome.Err != nil {

@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // SalvageReport is what Salvage did: wc-store --salvage prints it.
@@ -57,7 +57,7 @@ func Salvage(opts Options, into string) (*SalvageReport, error) {
 	src := filepath.Clean(opts.Dir)
 	into = filepath.Clean(into)
 	r := &SalvageReport{Store: src, Into: into, Salvaged: []string{}, Unverified: []string{}, Lost: []Problem{}, DamagedTables: []DamagedTable{}}
-	owner, err := client.CheckStore(src, client.Trust{OtherOwner: opts.OtherOwner})
+	owner, err := storedir.CheckStore(src, storedir.Trust{OtherOwner: opts.OtherOwner})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func Salvage(opts Options, into string) (*SalvageReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer client.Unlock(lock)
+	defer storedir.Unlock(lock)
 	files, err := listDB(filepath.Join(src, "db"), owner)
 	if err != nil {
 		return nil, err

@@ -16,8 +16,8 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
-	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // Mode selects the lock and the kind of Badger open.
@@ -29,7 +29,7 @@ const (
 )
 
 // Handle is what commands do with an open store: a *Store, or a
-// *client.Client of the resident store process.
+// *remote.Client of the resident store process.
 type Handle = store.Handle
 
 var _ Handle = (*Store)(nil)
@@ -44,7 +44,7 @@ type Options struct {
 	// Such a handle must be used from one goroutine, and Settle called
 	// between items.
 	Bulk bool
-	// OtherOwner reads a store another user owns (see client.Trust): only
+	// OtherOwner reads a store another user owns (see storedir.Trust): only
 	// for Read, and nothing is written there, not even the lock file.
 	OtherOwner bool
 	// resident: the resident store process opens it, and leaves the
@@ -68,7 +68,7 @@ const flattenL0 = 8
 // may be references to others (repeats.go). 4: the metadata sorts last
 // in its session and each listing shard after its sessions (keys.go);
 // every writer moves an older store to it (layout.go). 5: listing
-// summaries carry the import source (client.summaryVersion 2); a
+// summaries carry the import source (record.summaryVersion 2); a
 // writer rewrites the listing of a store of schema 4.
 const schemaVersion = 5
 
@@ -123,7 +123,7 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	if s.otherOwner && mode != Read {
 		return nil, errors.New("store: another user's store can only be read")
 	}
-	owner, err := client.CheckStore(s.dir, client.Trust{OtherOwner: s.otherOwner})
+	owner, err := storedir.CheckStore(s.dir, storedir.Trust{OtherOwner: s.otherOwner})
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *Store) openLock() error {
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		err = client.CheckEntry(path, fi, s.owner, 0)
+		err = storedir.CheckEntry(path, fi, s.owner, 0)
 	}
 	if err != nil {
 		f.Close()
@@ -463,7 +463,7 @@ func cannotWrite(err error) bool {
 }
 
 func (s *Store) upgrade(deadline time.Time) error {
-	if err := client.Flock(s.lock, syscall.LOCK_UN); err != nil {
+	if err := storedir.Flock(s.lock, syscall.LOCK_UN); err != nil {
 		return mapErr("lock", err)
 	}
 	return s.openWrite(deadline)

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wctoolkit/wc/pkg/session/store/client"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
 // A command that opens the store itself (WC_DIRECT=1, a batch, wc-store
@@ -58,8 +58,8 @@ func flockPath(dir, path string, flags, how int, deadline time.Time) (*os.File, 
 	if err != nil {
 		return nil, mapErr("open", err)
 	}
-	err = client.FlockUntil(f, how, deadline)
-	if errors.Is(err, client.ErrLockTimeout) {
+	err = storedir.FlockUntil(f, how, deadline)
+	if errors.Is(err, storedir.ErrLockTimeout) {
 		return nil, busyError(dir)
 	}
 	if err != nil {

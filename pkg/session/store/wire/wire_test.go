@@ -1,4 +1,4 @@
-package client
+package wire
 
 import (
 	"bufio"
@@ -111,7 +111,7 @@ func TestRequestTypesAllDecoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	declared := map[string]bool{}
-	for _, f := range pkgs["client"].Files {
+	for _, f := range pkgs["wire"].Files {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Recv == nil || fn.Name.Name != "op" {

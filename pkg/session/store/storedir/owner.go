@@ -1,4 +1,4 @@
-package client
+package storedir
 
 import (
 	"errors"
@@ -93,7 +93,7 @@ func CheckEntry(path string, fi fs.FileInfo, owner int, kind fs.FileMode) error 
 	case fi.Mode().Type() != kind:
 		return unsafeError(path, "is a "+typeName(fi.Mode().Type())+" where wc keeps a "+typeName(kind), "remove it")
 	case ownerOf(fi) != owner:
-		return unsafeError(path, "belongs to "+userName(ownerOf(fi))+", not to "+userName(owner)+", who owns the store",
+		return unsafeError(path, "belongs to "+UserName(ownerOf(fi))+", not to "+UserName(owner)+", who owns the store",
 			"remove it, or give it to the store's owner (chown)")
 	}
 	return checkMode(path, fi)
@@ -119,7 +119,7 @@ func checkAncestors(path string, me, owner int) error {
 			o := ownerOf(fi)
 			switch {
 			case o != 0 && o != me && o != owner && fi.Mode()&fs.ModeSticky == 0:
-				return unsafeError(dir, "belongs to "+userName(o)+", who could replace the store in it", "keep the store in a directory of your own")
+				return unsafeError(dir, "belongs to "+UserName(o)+", who could replace the store in it", "keep the store in a directory of your own")
 			case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
 				return unsafeError(dir, fmt.Sprintf("is writable by %s (mode %s), who could replace the store in it", writers(fi.Mode()), fi.Mode()),
 					"keep the store in a directory only you can write")
@@ -158,7 +158,7 @@ func typeName(t fs.FileMode) string {
 }
 
 func notYoursError(dir string, fi fs.FileInfo, me int) error {
-	return &store.KindError{Msg: fmt.Sprintf("store %s belongs to %s, not to %s (mode %s)", dir, userName(ownerOf(fi)), userName(me), fi.Mode()),
+	return &store.KindError{Msg: fmt.Sprintf("store %s belongs to %s, not to %s (mode %s)", dir, UserName(ownerOf(fi)), UserName(me), fi.Mode()),
 		Kind: store.ErrUnsafe, Hints: []string{"use a store of your own (--store, WC_STORE); to read this one without writing to it, add --other-owner"}}
 }
 
@@ -173,10 +173,10 @@ func ownerOf(fi fs.FileInfo) int {
 	return -1
 }
 
-// userName is a uid as "name (uid N)", or "uid N" without a name. It
+// UserName is a uid as "name (uid N)", or "uid N" without a name. It
 // reads /etc/passwd itself: os/user would link the C library into every
 // command, for an error message.
-func userName(uid int) string {
+func UserName(uid int) string {
 	data, _ := os.ReadFile("/etc/passwd")
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Split(line, ":")

@@ -1,4 +1,4 @@
-package client
+package remote
 
 import (
 	"encoding/binary"
@@ -15,6 +15,8 @@ import (
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
+	"github.com/wctoolkit/wc/pkg/session/store/wire"
 )
 
 // SocketPath is where the resident process of the store in dir listens.
@@ -25,7 +27,7 @@ func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 // Close.
 type Client struct {
 	conn     io.ReadWriteCloser
-	wc       *Conn
+	wc       *wire.Conn
 	mode     store.Mode
 	closed   bool
 	unsynced bool // a write the server has not synced yet
@@ -35,10 +37,10 @@ type Client struct {
 	prefetched map[string]*prefetched
 	// The welcome's answers to the references Dial was given, by
 	// reference; each is used once.
-	resolved map[string]*Response
+	resolved map[string]*wire.Response
 	// The listing request sent with the hello (Ask.Listing), until its
 	// answer is read.
-	listing Request
+	listing wire.Request
 	chunk   []byte // a packed chunk's buffer, reused
 	private bool   // the peer is a private store process (Attach)
 }
@@ -47,7 +49,7 @@ var _ store.Handle = (*Client)(nil)
 
 type prefetched struct {
 	meta []byte
-	head Item // Value nil when it was not sent
+	head wire.Item // Value nil when it was not sent
 }
 
 // MaxPrefetched bounds the references a hello has resolved, and the
@@ -120,17 +122,17 @@ var errStale = errors.New("store: the store process runs another build")
 // connect sends the hello on conn, to the store process of dir (empty:
 // a private one), and reads the welcome; it closes conn on failure.
 func connect(conn io.ReadWriteCloser, ask Ask, dir string) (*Client, error) {
-	c := &Client{conn: conn, wc: NewConn(conn), mode: ask.Mode}
+	c := &Client{conn: conn, wc: wire.NewConn(conn), mode: ask.Mode}
 	refs := ask.Refs[:min(len(ask.Refs), MaxPrefetched)]
-	hello := Hello{Proto: ProtocolVersion, Op: "begin", Build: BuildID(), Mode: ask.Mode, Timeout: ask.LockTimeout, Refs: refs}
-	first := []Message{&hello}
+	hello := wire.Hello{Proto: wire.ProtocolVersion, Op: "begin", Build: wire.BuildID(), Mode: ask.Mode, Timeout: ask.LockTimeout, Refs: refs}
+	first := []wire.Message{&hello}
 	if ask.Listing != nil {
 		// A server that refuses the hello closes the connection without
 		// reading it.
 		c.listing = listingReq(*ask.Listing, ask.ListingJSON)
 		first = append(first, c.listing)
 	}
-	var welcome Welcome
+	var welcome wire.Welcome
 	// The store process answers once the client has its lock, or with
 	// busy once the lock timeout passed: a process that does neither
 	// (stopped, hung) holds the command no longer than that.
@@ -152,7 +154,7 @@ func connect(conn io.ReadWriteCloser, ask Ask, dir string) (*Client, error) {
 	case err != nil:
 		conn.Close()
 		return nil, ErrNoServer // stopping or gone
-	case welcome.Proto != ProtocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
+	case welcome.Proto != wire.ProtocolVersion, welcome.Err != nil && welcome.Err.Kind == "stale":
 		// Of another build: it makes way once its clients are done.
 		conn.Close()
 		return nil, errStale
@@ -165,7 +167,7 @@ func connect(conn io.ReadWriteCloser, ask Ask, dir string) (*Client, error) {
 	}
 	for i := range welcome.Resolved {
 		if c.resolved == nil {
-			c.resolved = map[string]*Response{}
+			c.resolved = map[string]*wire.Response{}
 		}
 		c.resolved[refs[i]] = &welcome.Resolved[i]
 	}
@@ -203,8 +205,8 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	wc := NewConn(conn)
-	err = wc.Send(&Hello{Proto: ProtocolVersion, Op: "shutdown", Build: BuildID()})
+	wc := wire.NewConn(conn)
+	err = wc.Send(&wire.Hello{Proto: wire.ProtocolVersion, Op: "shutdown", Build: wire.BuildID()})
 	if timeout <= 0 {
 		// The request is read from the socket whether or not we wait.
 		conn.Close()
@@ -212,7 +214,7 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	}
 	if bc, ok := conn.(*blockingConn); ok && err == nil {
 		_ = bc.setDeadline(timeout)
-		var welcome Welcome
+		var welcome wire.Welcome
 		if err := wc.Recv(&welcome); errors.Is(err, errNoAnswer) {
 			conn.Close()
 			return true, noAnswerError(dir, bc.pid, timeout)
@@ -224,15 +226,15 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	if err != nil {
 		return true, nil
 	}
-	err = FlockUntil(f, syscall.LOCK_EX, time.Now().Add(timeout))
-	if errors.Is(err, ErrLockTimeout) {
-		return true, BusyError(dir)
+	err = storedir.FlockUntil(f, syscall.LOCK_EX, time.Now().Add(timeout))
+	if errors.Is(err, storedir.ErrLockTimeout) {
+		return true, storedir.BusyError(dir)
 	}
 	if err != nil {
 		f.Close()
 		return true, fmt.Errorf("store: lock failed: %w", err)
 	}
-	Unlock(f)
+	storedir.Unlock(f)
 	return true, nil
 }
 
@@ -255,7 +257,7 @@ var errClosed = errors.New("store: used after close")
 
 var errConnLost = errors.New("store: lost the connection to the store process")
 
-func (c *Client) call(req Request) (*Response, error) {
+func (c *Client) call(req wire.Request) (*wire.Response, error) {
 	if c.closed {
 		return nil, errClosed
 	}
@@ -272,14 +274,14 @@ func (c *Client) call(req Request) (*Response, error) {
 	if err := c.wc.Send(req); err != nil {
 		return nil, errConnLost
 	}
-	var resp Response
+	var resp wire.Response
 	if err := c.wc.Recv(&resp); err != nil {
 		return nil, errConnLost
 	}
 	return &resp, nil
 }
 
-func (c *Client) do(req Request) (*Response, error) {
+func (c *Client) do(req wire.Request) (*wire.Response, error) {
 	resp, err := c.call(req)
 	if err != nil {
 		return nil, err
@@ -291,13 +293,13 @@ func (c *Client) do(req Request) (*Response, error) {
 // value is valid only during fn. For a request that reads ahead, it asks
 // for the next chunk before passing on the one it has, so that the server
 // reads while fn works.
-func (c *Client) stream(req Streamed, fn func(seq uint64, value []byte) error) error {
+func (c *Client) stream(req wire.Streamed, fn func(seq uint64, value []byte) error) error {
 	readAhead := req.ReadAhead()
 	resp, err := c.call(req)
 	for err == nil {
 		asked := readAhead && resp.More
 		if asked {
-			if err := c.wc.Send(&More{}); err != nil {
+			if err := c.wc.Send(&wire.More{}); err != nil {
 				return errConnLost
 			}
 		}
@@ -316,28 +318,28 @@ func (c *Client) stream(req Streamed, fn func(seq uint64, value []byte) error) e
 			c.chunk = resp.Data
 			resp, err = c.receive()
 		} else {
-			resp, err = c.call(&More{})
+			resp, err = c.call(&wire.More{})
 		}
 	}
 	return err
 }
 
 // listingReq is the request of ListInfo(q), or of ListJSON(q).
-func listingReq(q store.ListQuery, asJSON bool) Streamed {
+func listingReq(q store.ListQuery, asJSON bool) wire.Streamed {
 	if asJSON {
-		return &ListJSON{Query: q}
+		return &wire.ListJSON{Query: q}
 	}
-	return &ListInfo{Query: q}
+	return &wire.ListInfo{Query: q}
 }
 
 // sameListing tells whether req asks for the listing sent, the same way.
-func sameListing(req, sent Request) bool {
+func sameListing(req, sent wire.Request) bool {
 	switch r := req.(type) {
-	case *ListInfo:
-		s, ok := sent.(*ListInfo)
+	case *wire.ListInfo:
+		s, ok := sent.(*wire.ListInfo)
 		return ok && *r == *s
-	case *ListJSON:
-		s, ok := sent.(*ListJSON)
+	case *wire.ListJSON:
+		s, ok := sent.(*wire.ListJSON)
 		return ok && *r == *s
 	}
 	return false
@@ -351,7 +353,7 @@ func (c *Client) skipListing() error {
 		return err
 	}
 	if resp.More {
-		if err := c.wc.Send(&Stop{}); err != nil {
+		if err := c.wc.Send(&wire.Stop{}); err != nil {
 			return errConnLost
 		}
 	}
@@ -371,7 +373,7 @@ func (c *Client) stopStream(asked bool) error {
 			return nil
 		}
 	}
-	if err := c.wc.Send(&Stop{}); err != nil {
+	if err := c.wc.Send(&wire.Stop{}); err != nil {
 		return errConnLost
 	}
 	return nil
@@ -379,8 +381,8 @@ func (c *Client) stopStream(asked bool) error {
 
 // receive reads a response to a request already sent; a packed chunk goes
 // into the buffer of the one before.
-func (c *Client) receive() (*Response, error) {
-	var resp Response
+func (c *Client) receive() (*wire.Response, error) {
+	var resp wire.Response
 	if err := c.wc.Recv(&resp); err != nil {
 		return nil, errConnLost
 	}
@@ -388,7 +390,7 @@ func (c *Client) receive() (*Response, error) {
 }
 
 // eachItem calls fn with the items of a chunk, packed or not.
-func eachItem(resp *Response, fn func(seq uint64, value []byte) error) error {
+func eachItem(resp *wire.Response, fn func(seq uint64, value []byte) error) error {
 	for _, it := range resp.Items {
 		if err := fn(it.Seq, it.Value); err != nil {
 			return err
@@ -421,7 +423,7 @@ func (c *Client) Resolve(ref string) (string, error) {
 		}
 		err = resp.Err.Err()
 	} else {
-		resp, err = c.do(&Resolve{Ref: ref})
+		resp, err = c.do(&wire.Resolve{Ref: ref})
 	}
 	if err != nil {
 		return "", err
@@ -444,7 +446,7 @@ func (c *Client) Meta(id string) (session.Meta, error) {
 	if p := c.prefetched[id]; p != nil {
 		return record.DecodeMeta(p.meta)
 	}
-	resp, err := c.do(&GetMeta{ID: id})
+	resp, err := c.do(&wire.GetMeta{ID: id})
 	if err != nil {
 		return session.Meta{}, err
 	}
@@ -456,7 +458,7 @@ func (c *Client) Node(id string, seq uint64) (session.Node, error) {
 	if p := c.prefetched[id]; p != nil && p.head.Value != nil && p.head.Seq == seq {
 		return record.DecodeNode(seq, p.head.Value)
 	}
-	resp, err := c.do(&GetNode{ID: id, Seq: seq})
+	resp, err := c.do(&wire.GetNode{ID: id, Seq: seq})
 	if err != nil {
 		return session.Node{}, err
 	}
@@ -470,7 +472,7 @@ var errStopWalk = errors.New("stop walk")
 
 // Walk implements Handle.
 func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bool) error {
-	err := c.stream(&Walk{ID: id, From: from, Max: max}, func(seq uint64, v []byte) error {
+	err := c.stream(&wire.Walk{ID: id, From: from, Max: max}, func(seq uint64, v []byte) error {
 		n, err := record.DecodeNode(seq, v)
 		if err != nil {
 			return err
@@ -488,7 +490,7 @@ func (c *Client) Walk(id string, from uint64, max int, fn func(*session.Node) bo
 
 // Nodes implements Handle.
 func (c *Client) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
-	return c.stream(&Nodes{ID: id}, fn)
+	return c.stream(&wire.Nodes{ID: id}, fn)
 }
 
 // Path implements Handle.
@@ -498,7 +500,7 @@ func (c *Client) Path(id string, head uint64, fn func(*session.Node) error) erro
 		return err
 	}
 	return store.DecodeAhead(key, func(emit func(uint64, []byte) error) error {
-		return c.stream(&Path{ID: id, Head: head}, emit)
+		return c.stream(&wire.Path{ID: id, Head: head}, emit)
 	}, fn)
 }
 
@@ -526,9 +528,9 @@ func (c *Client) ListJSON(q store.ListQuery, fn func(line []byte) error) error {
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
 	c.resolved = nil
-	req := &Commit{Meta: record.EncodeMeta(meta), Nodes: make([]Item, len(nodes))}
+	req := &wire.Commit{Meta: record.EncodeMeta(meta), Nodes: make([]wire.Item, len(nodes))}
 	for i := range nodes {
-		req.Nodes[i] = Item{nodes[i].Seq, record.EncodeNode(&nodes[i])}
+		req.Nodes[i] = wire.Item{Seq: nodes[i].Seq, Value: record.EncodeNode(&nodes[i])}
 		if nodes[i].Same != 0 && req.Same == nil {
 			req.Same = make([]uint64, len(nodes))
 		}
@@ -562,13 +564,13 @@ func (c *Client) synced(deferred bool, err error) {
 // PutBlob implements Handle.
 func (c *Client) PutBlob(id string, sum [32]byte, data []byte) error {
 	c.unsynced = true
-	_, err := c.do(&PutBlob{ID: id, Sum: sum, Data: data})
+	_, err := c.do(&wire.PutBlob{ID: id, Sum: sum, Data: data})
 	return err
 }
 
 // Blob implements Handle.
 func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
-	resp, err := c.do(&GetBlob{ID: id, Sum: sum})
+	resp, err := c.do(&wire.GetBlob{ID: id, Sum: sum})
 	if err != nil {
 		return nil, err
 	}
@@ -579,7 +581,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 func (c *Client) Collect(m *session.Meta, dryRun bool) (store.Freed, error) {
 	delete(c.prefetched, m.ID)
 	c.resolved = nil
-	req := &Collect{Meta: record.EncodeMeta(m), DryRun: dryRun}
+	req := &wire.Collect{Meta: record.EncodeMeta(m), DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()
 	}
@@ -606,7 +608,7 @@ func (c *Client) Close() error {
 	}
 	var err error
 	if c.unsynced || c.private {
-		_, err = c.do(&End{})
+		_, err = c.do(&wire.End{})
 	}
 	c.closed = true
 	c.conn.Close()

@@ -1,6 +1,9 @@
-package client
+package remote
 
-import "github.com/wctoolkit/wc/pkg/session/store"
+import (
+	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/wire"
+)
 
 var _ store.Remover = (*Client)(nil)
 
@@ -8,7 +11,7 @@ var _ store.Remover = (*Client)(nil)
 func (c *Client) DeleteSession(id string) error {
 	delete(c.prefetched, id)
 	c.resolved = nil
-	req := &Delete{ID: id, Defer: c.deferSync()}
+	req := &wire.Delete{ID: id, Defer: c.deferSync()}
 	_, err := c.do(req)
 	c.synced(req.Defer, err)
 	return err
@@ -17,6 +20,6 @@ func (c *Client) DeleteSession(id string) error {
 // Purge implements Remover.
 func (c *Client) Purge() error {
 	c.prefetched, c.resolved = nil, nil
-	_, err := c.do(&Purge{})
+	_, err := c.do(&wire.Purge{})
 	return err
 }
