@@ -1,7 +1,7 @@
 #!/bin/sh
 # Gives every kind of input past its limit to the command that reads it,
 # and prints for each the exit status, the command's peak RSS (GNU time's
-# maximum resident set) and its error line. The limits (cmd/internal/tool,
+# maximum resident set) and its error line. The limits (cmd/internal/command,
 # the man pages' INPUT): 32 MiB for one text or value that becomes a message
 # or a member (raw text on stdin, --file, --summary, --report, --native,
 # --tools, --system @FILE), 1024 MiB for a stream (messages, sessions,

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store"
@@ -35,7 +35,7 @@ type plan struct {
 
 var metadataFlags = []string{"usage", "cost", "unpriced", "title", "generated-title", "system", "stream-rule"}
 
-func appendTo(c *tool.Ctx) error {
+func appendTo(c *command.Ctx) error {
 	p, err := readPlan(c)
 	if err != nil {
 		return err
@@ -48,14 +48,14 @@ func appendTo(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ids, err := tool.Resolve(st, refs)
+	ids, err := command.Resolve(st, refs)
 	if err != nil {
 		return err
 	}
 	for i, id := range ids {
 		if err := appendOne(c, st, id, p); err != nil {
 			if i > 0 {
-				return tool.Partial(err) // the sessions before it were appended to
+				return command.Partial(err) // the sessions before it were appended to
 			}
 			return err
 		}
@@ -63,7 +63,7 @@ func appendTo(c *tool.Ctx) error {
 	return nil
 }
 
-func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
+func appendOne(c *command.Ctx, st store.Handle, id string, p *plan) error {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
 	// session's first prompt, so that a new prompt does not take it. Only
 	// an append that could title the session reads for it.
 	if slices.ContainsFunc(p.msgs, func(m session.Message) bool { return m.IsUserTurn() }) {
-		if _, err := tool.UpgradeTitle(st, &meta); err != nil {
+		if _, err := command.UpgradeTitle(st, &meta); err != nil {
 			return err
 		}
 	}
@@ -114,17 +114,17 @@ func appendOne(c *tool.Ctx, st store.Handle, id string, p *plan) error {
 		stored[i] = res.Nodes[i].Msg
 	}
 	if err := session.CheckSizes(stored, false); err != nil {
-		return tool.DataErrf("%v", err)
+		return command.DataErrf("%v", err)
 	}
 	if p.usage != nil {
 		if !meta.Usage.Fits(*p.usage) {
-			return tool.DataErrf("session %s: its token usage would exceed what wc can count", id)
+			return command.DataErrf("session %s: its token usage would exceed what wc can count", id)
 		}
 		meta.Usage.Add(*p.usage)
 	}
 	if p.cost != nil || p.unpriced {
 		if !meta.Cost.Fits(p.cost) {
-			return tool.DataErrf("session %s: its total cost would exceed what wc can store", id)
+			return command.DataErrf("session %s: its total cost would exceed what wc can store", id)
 		}
 		meta.Cost.Add(p.cost)
 	}
@@ -177,7 +177,7 @@ func (r appendResult) AppendPrintJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-func readPlan(c *tool.Ctx) (*plan, error) {
+func readPlan(c *command.Ctx) (*plan, error) {
 	p := &plan{noCap: c.Bool("no-cap"), unpriced: c.Bool("unpriced"), rules: c.StringSlice("stream-rule")}
 	if err := readMetadataFlags(c, p); err != nil {
 		return nil, err
@@ -193,10 +193,10 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		}
 	}
 	if len(content) > 1 {
-		return nil, tool.Usagef("%s cannot be combined", strings.Join(content, " and "))
+		return nil, command.Usagef("%s cannot be combined", strings.Join(content, " and "))
 	}
 	if c.IsSet("note") && c.IsSet("role") {
-		return nil, tool.Usagef("--note cannot be combined with --role: a note is always a user-role message")
+		return nil, command.Usagef("--note cannot be combined with --role: a note is always a user-role message")
 	}
 	role := session.RoleUser
 	if c.IsSet("role") {
@@ -204,11 +204,11 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		switch role {
 		case session.RoleUser, session.RoleAssistant, session.RoleSystem, session.RoleTool:
 		default:
-			return nil, tool.Usagef("unknown role %q", c.String("role")).WithHint("roles: user, assistant, system, tool")
+			return nil, command.Usagef("unknown role %q", c.String("role")).WithHint("roles: user, assistant, system, tool")
 		}
 	}
 	if (c.IsSet("tool-call-id") || c.Bool("error")) && role != session.RoleTool {
-		return nil, tool.Usagef("--tool-call-id and --error go with --role tool")
+		return nil, command.Usagef("--tool-call-id and --error go with --role tool")
 	}
 	fromArgs := c.Args().Len() > 0
 	switch {
@@ -218,7 +218,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		p.msgs = []session.Message{textMessage(c, role, c.String("text"))}
 	case c.IsSet("file"):
 		if c.String("file") == "-" && !fromArgs {
-			return nil, tool.Usagef("--file - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
+			return nil, command.Usagef("--file - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
 		}
 		data, err := c.ReadText(c.String("file"), "a message")
 		if err != nil {
@@ -226,17 +226,17 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		}
 		p.msgs = []session.Message{textMessage(c, role, trimNewlines(string(data)))}
 	case !fromArgs && c.IsSet("role"):
-		return nil, tool.Usagef("--role needs --text or --file when the sessions come from stdin")
+		return nil, command.Usagef("--role needs --text or --file when the sessions come from stdin")
 	case !fromArgs:
 		if !hasMeta {
-			return nil, tool.Usagef("nothing to append").WithHint("give --text, --file or --note, or pass the session as an argument and pipe messages")
+			return nil, command.Usagef("nothing to append").WithHint("give --text, --file or --note, or pass the session as an argument and pipe messages")
 		}
 	case c.StdinIsTerminal():
 		if c.IsSet("role") {
-			return nil, tool.Usagef("no text for --role: give --text or --file, or pipe the text")
+			return nil, command.Usagef("no text for --role: give --text or --file, or pipe the text")
 		}
 		if !hasMeta {
-			return nil, tool.Usagef("nothing to append").WithHint("pipe messages to stdin, or give --text, --file or --note")
+			return nil, command.Usagef("nothing to append").WithHint("pipe messages to stdin, or give --text, --file or --note")
 		}
 	case c.IsSet("role"):
 		data, err := c.StdinText("a message")
@@ -253,18 +253,18 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 			if hasMeta {
 				break
 			}
-			return nil, tool.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
+			return nil, command.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
 		}
 		batch, err := format.ParseMessages(data)
 		if err == nil {
 			err = batch.CheckPath()
 		}
 		if err != nil {
-			return nil, tool.DataErrf("stdin: %v", err)
+			return nil, command.DataErrf("stdin: %v", err)
 		}
 		if len(batch.Messages) == 0 && batch.Usage == nil && !hasMeta {
 			// An empty array: nothing to append, and nothing to touch.
-			return nil, tool.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
+			return nil, command.DataErrf("no messages on stdin").WithHint("pipe message JSON, or use --role with raw text")
 		}
 		p.msgs = batch.Messages
 		if batch.Usage != nil {
@@ -272,18 +272,18 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 				p.usage = &session.Usage{}
 			}
 			if !p.usage.Fits(*batch.Usage) {
-				return nil, tool.DataErrf("stdin: the token usage with --usage adds up past what wc can count")
+				return nil, command.DataErrf("stdin: the token usage with --usage adds up past what wc can count")
 			}
 			p.usage.Add(*batch.Usage)
 		}
 	}
 	if err := session.CheckSizes(p.msgs, !p.noCap); err != nil {
-		return nil, tool.DataErrf("%v", err)
+		return nil, command.DataErrf("%v", err)
 	}
 	return p, nil
 }
 
-func textMessage(c *tool.Ctx, role session.Role, text string) session.Message {
+func textMessage(c *command.Ctx, role session.Role, text string) session.Message {
 	m := session.Message{Role: role, Content: session.TextContent(text)}
 	if role == session.RoleTool {
 		m.ToolCallID, m.IsError = c.String("tool-call-id"), c.Bool("error")
@@ -296,7 +296,7 @@ func textMessage(c *tool.Ctx, role session.Role, text string) session.Message {
 
 func trimNewlines(s string) string { return strings.TrimRight(s, "\r\n") }
 
-func readMetadataFlags(c *tool.Ctx, p *plan) error {
+func readMetadataFlags(c *command.Ctx, p *plan) error {
 	if c.IsSet("usage") {
 		// Strict: an object of another shape (OpenAI's prompt_tokens, a
 		// typo) would otherwise record no usage at all.
@@ -306,28 +306,28 @@ func readMetadataFlags(c *tool.Ctx, p *plan) error {
 		dec.DisallowUnknownFields()
 		if !strings.HasPrefix(raw, "{") || dec.Decode(&u) != nil || dec.More() ||
 			!strings.Contains(raw, `"input_tokens"`) || !strings.Contains(raw, `"output_tokens"`) {
-			return tool.Usagef("--usage is not a usage object").WithHint(`example: --usage '{"input_tokens":1200,"output_tokens":300}' (and optionally cache_creation_input_tokens, cache_read_input_tokens)`)
+			return command.Usagef("--usage is not a usage object").WithHint(`example: --usage '{"input_tokens":1200,"output_tokens":300}' (and optionally cache_creation_input_tokens, cache_read_input_tokens)`)
 		}
 		p.usage = &u
 	}
 	if c.IsSet("cost") {
 		usd, err := strconv.ParseFloat(c.String("cost"), 64)
 		if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
-			return tool.Usagef("--cost %q is not an amount in USD", c.String("cost"))
+			return command.Usagef("--cost %q is not an amount in USD", c.String("cost"))
 		}
 		p.cost = &usd
 	}
 	if c.IsSet("cost") && p.unpriced {
-		return tool.Usagef("--cost and --unpriced cannot be combined")
+		return command.Usagef("--cost and --unpriced cannot be combined")
 	}
 	if c.IsSet("title") {
 		if p.title = c.String("title"); session.SanitizeTitle(p.title) == "" {
-			return tool.Usagef("--title is empty")
+			return command.Usagef("--title is empty")
 		}
 	}
 	if c.IsSet("generated-title") {
 		if p.genTitle = c.String("generated-title"); session.SanitizeTitle(p.genTitle) == "" {
-			return tool.Usagef("--generated-title is empty")
+			return command.Usagef("--generated-title is empty")
 		}
 	}
 	if c.IsSet("system") {

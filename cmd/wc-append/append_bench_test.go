@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 )
@@ -46,7 +46,7 @@ func BenchmarkRunAppend(b *testing.B) {
 			}
 			args := []string{"wc-append", "--store", dir, target, "--role", "user", "--text", "please fix the failing login test"}
 			for b.Loop() {
-				if code := tool.Run(&spec, args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+				if code := command.Run(&spec, args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 					b.Fatal("exit", code)
 				}
 			}

@@ -3,10 +3,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-append",
 	Summary:   "add messages, usage, cost and titles to a session",
 	ArgsUsage: "[SESSION...]",
@@ -37,19 +38,19 @@ Each session gets every message of the input or, on an error, none. When a sessi
 			&cli.StringSliceFlag{Name: "stream-rule", Usage: "record that stream rule `NAME` fired in the current turn (repeatable)"},
 		}
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Append a user message in a pipeline:", Command: `wc-new | wc-append --role user --text "fix the login bug"`},
 		{Text: "Append messages written as NDJSON:", Command: `printf '%s\n' '{"role":"user","content":"hi"}' '{"role":"assistant","content":[{"type":"text","text":"hello"}]}' | wc-append 3f2a`},
 		{Text: "Record a model response and what it cost:", Command: `curl -s https://api.anthropic.com/v1/messages ... | wc-append 3f2a --cost 0.0123`},
 		{Text: "Append a tool result:", Command: `go test ./... 2>&1 | wc-append 3f2a --role tool --tool-call-id toolu_01`},
 	},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "usage_from_chat_completion keeps an OpenAI response's prompt_tokens as input and leaves the cache fields unset, since cached_tokens is a subset of prompt_tokens: the cached count is lost.",
 			Wc:   "keeps it as Anthropic counts it: prompt_tokens minus cached_tokens as input, cached_tokens as cache reads, so that the total is still prompt plus completion tokens and nothing is counted twice.",
 			Test: "TestDepartureUsageFromChatCompletionLeavesCacheUnset (pkg/session/format/provider_test.go)"},
 	},
-	Complete: tool.Completion{Values: map[string][]string{"role": {"user", "assistant", "system", "tool"}}},
+	Complete: command.Completion{Values: map[string][]string{"role": {"user", "assistant", "system", "tool"}}},
 	Action:   appendTo,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -102,7 +102,7 @@ func TestAppendResultJSON(t *testing.T) {
 // A command that waits for the store has changed nothing, and a signal
 // ends it at once (issue 19, item 4): here SIGINT, SIGTERM and SIGHUP,
 // each to a command waiting for the store's lock, which nothing appends.
-// (Once it writes it ignores them: cmd/internal/tool's
+// (Once it writes it ignores them: cmd/internal/command's
 // TestWritesIgnoreSignals.)
 func TestSignalsEndAWaitingAppend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store"
@@ -19,7 +19,7 @@ type verb struct {
 	// dryRunReads: with --dry-run it only reads (and so creates no store)
 	dryRunReads bool
 	args        int // how many arguments it takes at most
-	run         func(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, in *input) error
+	run         func(c *command.Ctx, st store.Handle, m *session.Meta, arg string, in *input) error
 }
 
 // input is what a verb reads from stdin or files, read before the store opens.
@@ -51,23 +51,23 @@ func verbNames() string {
 	return strings.Join(names, ", ")
 }
 
-func branch(c *tool.Ctx) error {
+func branch(c *command.Ctx) error {
 	args := c.Args().Slice()
 	at := slices.IndexFunc(args, func(a string) bool { _, ok := verbs[a]; return ok })
 	if at < 0 {
 		if len(args) == 0 {
-			return tool.Usagef("no verb given").WithHint("verbs: %s", verbNames())
+			return command.Usagef("no verb given").WithHint("verbs: %s", verbNames())
 		}
 		word := args[len(args)-1]
 		if i := slices.IndexFunc(args, func(a string) bool { return !couldBeRef(a) }); i >= 0 {
 			word = args[i]
 		}
-		return tool.Usagef("unknown verb %q", word).WithHint("verbs: %s", verbNames())
+		return command.Usagef("unknown verb %q", word).WithHint("verbs: %s", verbNames())
 	}
 	name, v := args[at], verbs[args[at]]
 	refs, rest := args[:at], args[at+1:]
 	if len(rest) > v.args {
-		return tool.Usagef("%s takes %s", name, plural(v.args, "argument"))
+		return command.Usagef("%s takes %s", name, plural(v.args, "argument"))
 	}
 	arg := ""
 	if len(rest) > 0 {
@@ -93,7 +93,7 @@ func branch(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ids, err := tool.Resolve(st, refs)
+	ids, err := command.Resolve(st, refs)
 	if err != nil {
 		return err
 	}
@@ -122,38 +122,38 @@ func plural(n int, word string) string {
 func needArg(verb, arg string) error {
 	switch {
 	case (verb == "switch" || verb == "delete") && arg == "":
-		return tool.Usagef("%s needs a branch name or a node seq", verb)
+		return command.Usagef("%s needs a branch name or a node seq", verb)
 	}
 	return nil
 }
 
 // readInput reads what the verb needs from stdin or files, before the store
 // is opened; stdin is free for it only when the session came as an argument.
-func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
+func readInput(c *command.Ctx, verb string, refsInArgs bool) (*input, error) {
 	in := &input{}
 	switch verb {
 	case "checkpoint":
 		if strings.TrimSpace(c.String("goal")) == "" {
-			return nil, tool.Usagef("checkpoint needs --goal")
+			return nil, command.Usagef("checkpoint needs --goal")
 		}
 	case "rewind":
 		path := c.String("report")
 		if path == "" {
-			return nil, tool.Usagef("rewind needs --report FILE (or - for stdin)")
+			return nil, command.Usagef("rewind needs --report FILE (or - for stdin)")
 		}
 		if path == "-" && !refsInArgs {
-			return nil, tool.Usagef("--report - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
+			return nil, command.Usagef("--report - reads stdin, which holds the sessions here").WithHint("pass the session as an argument")
 		}
 		data, err := c.ReadText(path, "a rewind report")
 		if err != nil {
 			return nil, err
 		}
 		if in.report = strings.TrimSpace(string(data)); in.report == "" {
-			return nil, tool.DataErrf("the report is empty")
+			return nil, command.DataErrf("the report is empty")
 		}
 	case "set-messages":
 		if !refsInArgs {
-			return nil, tool.Usagef("set-messages reads messages on stdin: pass the session as an argument")
+			return nil, command.Usagef("set-messages reads messages on stdin: pass the session as an argument")
 		}
 		data, err := c.Stdin()
 		if err != nil {
@@ -162,23 +162,23 @@ func readInput(c *tool.Ctx, verb string, refsInArgs bool) (*input, error) {
 		// Empty stdin is more often a command before this one that failed
 		// than a wish to empty the path, which [] says.
 		if len(bytes.TrimSpace(data)) == 0 {
-			return nil, tool.DataErrf("no messages on stdin").WithHint("to make the path empty, pipe []")
+			return nil, command.DataErrf("no messages on stdin").WithHint("to make the path empty, pipe []")
 		}
 		batch, err := format.ParseMessages(data)
 		if err == nil {
 			err = batch.CheckPath()
 		}
 		if err != nil {
-			return nil, tool.DataErrf("stdin: %v", err)
+			return nil, command.DataErrf("stdin: %v", err)
 		}
 		if err := session.CheckSizes(batch.Messages, false); err != nil {
-			return nil, tool.DataErrf("stdin: %v", err)
+			return nil, command.DataErrf("stdin: %v", err)
 		}
 		in.msgs = batch.Messages
 	case "revert":
 		if c.IsSet("index") {
 			if _, err := strconv.ParseUint(c.String("index"), 10, 64); err != nil {
-				return nil, tool.Usagef("--index %q is not a position", c.String("index"))
+				return nil, command.Usagef("--index %q is not a position", c.String("index"))
 			}
 		}
 	}
@@ -194,7 +194,7 @@ type result struct {
 	Added   []uint64             `json:"appended,omitempty"`
 }
 
-func commitAndPrint(c *tool.Ctx, st store.Handle, m *session.Meta, nodes []session.Node, r result) error {
+func commitAndPrint(c *command.Ctx, st store.Handle, m *session.Meta, nodes []session.Node, r result) error {
 	m.Touch(c.Now)
 	if err := st.Commit(m, nodes); err != nil {
 		return err
@@ -203,7 +203,7 @@ func commitAndPrint(c *tool.Ctx, st store.Handle, m *session.Meta, nodes []sessi
 	return c.PrintJSON(r)
 }
 
-func mark(c *tool.Ctx, st store.Handle, m *session.Meta, name string, _ *input) error {
+func mark(c *command.Ctx, st store.Handle, m *session.Meta, name string, _ *input) error {
 	got, err := m.Mark(name)
 	if err != nil {
 		return err
@@ -211,8 +211,8 @@ func mark(c *tool.Ctx, st store.Handle, m *session.Meta, name string, _ *input) 
 	return commitAndPrint(c, st, m, nil, result{Branch: &session.NamedBranch{Name: got, Seq: m.Head}})
 }
 
-func tree(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
-	t, err := tool.LoadTree(st, m.ID)
+func tree(c *command.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
+	t, err := command.LoadTree(st, m.ID)
 	if err != nil {
 		return err
 	}
@@ -234,21 +234,21 @@ func tree(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) err
 	return nil
 }
 
-func switchTo(c *tool.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
+func switchTo(c *command.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
 	from := m.Head
-	if _, err := session.SwitchTo(m, tool.SessionNodes(st, m.ID), target); err != nil {
+	if _, err := session.SwitchTo(m, command.SessionNodes(st, m.ID), target); err != nil {
 		return err
 	}
 	// No "removed": between siblings that would need a walk to where they meet.
 	return commitAndPrint(c, st, m, nil, result{From: &from})
 }
 
-func fork(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
+func fork(c *command.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	at := m.Head
 	if c.IsSet("at") {
 		at = c.Uint64("at")
 	}
-	f := session.New(tool.NewID(), m.ProjectPath, m.SystemPrompt, c.Now)
+	f := session.New(command.NewID(), m.ProjectPath, m.SystemPrompt, c.Now)
 	f.Title, f.TitleSource = session.ForkTitle(m.Title), m.TitleSource
 	f.ForkedFrom = &session.ForkOrigin{ID: m.ID, Seq: at}
 	var nodes []session.Node
@@ -287,13 +287,13 @@ func fork(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) err
 	return c.PrintJSON(f.Info())
 }
 
-func checkpoint(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
+func checkpoint(c *command.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	m.MarkCheckpoint(strings.TrimSpace(c.String("goal")), c.Now)
 	return commitAndPrint(c, st, m, nil, result{})
 }
 
-func rewind(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
-	to, report, err := session.Rewind(m, tool.SessionNodes(st, m.ID), in.report)
+func rewind(c *command.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
+	to, report, err := session.Rewind(m, command.SessionNodes(st, m.ID), in.report)
 	if err != nil {
 		return err
 	}
@@ -301,11 +301,11 @@ func rewind(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *input) 
 	return commitAndPrint(c, st, m, res.Nodes, result{Added: []uint64{res.Nodes[0].Seq}})
 }
 
-func revert(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, _ *input) error {
+func revert(c *command.Ctx, st store.Handle, m *session.Meta, arg string, _ *input) error {
 	if (arg == "") == !c.IsSet("index") {
-		return tool.Usagef("revert needs a node SEQ or --index N, not both")
+		return command.Usagef("revert needs a node SEQ or --index N, not both")
 	}
-	from, nodes := m.Head, tool.SessionNodes(st, m.ID)
+	from, nodes := m.Head, command.SessionNodes(st, m.ID)
 	var removed uint64
 	var err error
 	if c.IsSet("index") {
@@ -314,7 +314,7 @@ func revert(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, _ *input)
 	} else {
 		seq, perr := strconv.ParseUint(arg, 10, 64)
 		if perr != nil {
-			return tool.Usagef("%q is not a node seq", arg)
+			return command.Usagef("%q is not a node seq", arg)
 		}
 		removed, err = session.RevertToSeq(m, nodes, seq)
 	}
@@ -324,9 +324,9 @@ func revert(c *tool.Ctx, st store.Handle, m *session.Meta, arg string, _ *input)
 	return moveResult(c, st, m, from, removed)
 }
 
-func undo(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
+func undo(c *command.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	from := m.Head
-	removed, err := session.Undo(m, tool.SessionNodes(st, m.ID))
+	removed, err := session.Undo(m, command.SessionNodes(st, m.ID))
 	if err != nil {
 		return err
 	}
@@ -334,14 +334,14 @@ func undo(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) err
 }
 
 // moveResult commits a head move; a move that changed nothing writes nothing.
-func moveResult(c *tool.Ctx, st store.Handle, m *session.Meta, from, removed uint64) error {
+func moveResult(c *command.Ctx, st store.Handle, m *session.Meta, from, removed uint64) error {
 	if m.Head == from {
 		return c.PrintJSON(result{Info: m.Info(), Removed: &removed})
 	}
 	return commitAndPrint(c, st, m, nil, result{From: &from, Removed: &removed})
 }
 
-func setMessages(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
+func setMessages(c *command.Ctx, st store.Handle, m *session.Meta, _ string, in *input) error {
 	var path []session.Node
 	if err := st.Path(m.ID, m.Head, func(n *session.Node) error { path = append(path, *n); return nil }); err != nil {
 		return err
@@ -377,7 +377,7 @@ func setMessages(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, in *in
 	return commitAndPrint(c, st, m, nodes, r)
 }
 
-func deleteBranch(c *tool.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
+func deleteBranch(c *command.Ctx, st store.Handle, m *session.Meta, target string, _ *input) error {
 	b, err := m.DeleteBranch(target)
 	if err != nil {
 		return err
@@ -392,7 +392,7 @@ func deleteBranch(c *tool.Ctx, st store.Handle, m *session.Meta, target string, 
 	return commitAndPrint(c, st, m, nil, result{Branch: &b})
 }
 
-func gc(c *tool.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
+func gc(c *command.Ctx, st store.Handle, m *session.Meta, _ string, _ *input) error {
 	freed, err := st.Collect(m, c.Bool("dry-run"))
 	if err != nil {
 		return err

@@ -4,10 +4,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-branch",
 	Summary:   "name, switch, fork, rewind and undo in a session's tree",
 	ArgsUsage: "[SESSION...] VERB [ARG]",
@@ -59,14 +60,14 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "delete, gc: change nothing, print what would change"},
 		}
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Name the current state before trying something:", Command: `wc-branch 3f2a mark before-refactor`},
 		{Text: "Look at the tree:", Command: `wc-branch 3f2a tree --text`},
 		{Text: "Go back, and forward again:", Command: "wc-branch 3f2a undo\nwc-branch 3f2a tree | jq -r 'select(.on_active_path|not) | .target' | tail -1 | xargs wc-branch 3f2a switch"},
 		{Text: "Explore, then collapse the exploration into a report:", Command: "wc-branch 3f2a checkpoint --goal 'find the leak'\n# ... many turns later\necho 'The leak is in the cache.' | wc-branch 3f2a rewind --report -"},
 		{Text: "Free the space of abandoned paths in every session:", Command: `wc-ls | wc-branch gc`},
 	},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "undo_last_turn cuts at the last user-role message even when it carries tool results (a form whycodes never writes, imported from Anthropic's), leaving the calls before it without results.",
 			Wc:   "passes over a user message that carries tool results: a call without its result is invalid input for every provider.",
 			Test: "TestDepartureUndoCutsAtAnyUserMessage (pkg/session/branch_test.go)"},
@@ -74,7 +75,7 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 			Wc:   "rewinds such a checkpoint to the empty path: the message after it is exploration.",
 			Test: "TestCheckpointRewind, a checkpoint of an empty session rewinds to the empty path (pkg/session/branch_test.go)"},
 	},
-	Complete: tool.Completion{Args: tool.ArgsVerbs, BranchVerbs: []string{"switch", "delete"}, Verbs: [][2]string{
+	Complete: command.Completion{Args: command.ArgsVerbs, BranchVerbs: []string{"switch", "delete"}, Verbs: [][2]string{
 		{"mark", "name the head"}, {"tree", "the user turns of every path"}, {"switch", "move the head to a branch or a node"},
 		{"fork", "a new session from the active path"}, {"checkpoint", "remember the head for a rewind"},
 		{"rewind", "return to the checkpoint with a report"}, {"revert", "cut the active path after a node"},
@@ -84,4 +85,4 @@ Every verb prints one JSON line per session (tree: one per row). With --dry-run,
 	Action: branch,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -14,7 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/wctoolkit/wc/cmd/internal/batch"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
@@ -32,7 +32,7 @@ type plan struct {
 	discard, dryRun               bool
 }
 
-func compact(c *tool.Ctx) error {
+func compact(c *command.Ctx) error {
 	p, err := readPlan(c)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func compact(c *tool.Ctx) error {
 	var refs []string
 	switch {
 	case c.Bool("all") && c.Args().Len() > 0:
-		return tool.Usagef("--all takes no session arguments")
+		return command.Usagef("--all takes no session arguments")
 	case !c.Bool("all"):
 		if refs, err = c.Refs(); err != nil {
 			return err
@@ -65,7 +65,7 @@ func compact(c *tool.Ctx) error {
 		// metadata (the compaction rows of wcbench run measure it).
 		err = st.ListInfo(store.ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
 	} else {
-		ids, err = tool.Resolve(st, refs)
+		ids, err = command.Resolve(st, refs)
 	}
 	if err != nil {
 		return err
@@ -113,10 +113,10 @@ func compact(c *tool.Ctx) error {
 		}
 	}
 	if failed > 0 {
-		return &tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("%d of %d sessions failed", failed, len(ids)), Partial: true}
+		return &command.Error{Code: command.ExitFailure, Msg: fmt.Sprintf("%d of %d sessions failed", failed, len(ids)), Partial: true}
 	}
 	if p.strict && over > 0 {
-		return &tool.Error{Code: exitStillOver, Msg: fmt.Sprintf("%d of %d sessions still over %d tokens", over, len(ids), p.maxTokens), Partial: true}
+		return &command.Error{Code: exitStillOver, Msg: fmt.Sprintf("%d of %d sessions still over %d tokens", over, len(ids), p.maxTokens), Partial: true}
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func compact(c *tool.Ctx) error {
 // over its budget.
 const exitStillOver = 4
 
-func readPlan(c *tool.Ctx) (*plan, error) {
+func readPlan(c *command.Ctx) (*plan, error) {
 	p := &plan{
 		truncate: c.Bool("truncate"), prune: c.Bool("prune"), shake: c.Bool("shake"), spill: c.Bool("spill"),
 		maxTokens: c.Uint64("max-tokens"), fullReplace: c.Bool("full-replace"),
@@ -134,10 +134,10 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		maxChars: c.Int("max-chars"), discard: c.Bool("discard"), dryRun: c.Bool("dry-run"),
 	}
 	if c.IsSet("max-tokens") && p.maxTokens == 0 {
-		return nil, tool.Usagef("--max-tokens must be above 0")
+		return nil, command.Usagef("--max-tokens must be above 0")
 	}
 	if p.maxChars <= 0 {
-		return nil, tool.Usagef("--max-chars must be above 0")
+		return nil, command.Usagef("--max-chars must be above 0")
 	}
 	if (p.full || p.prefix || p.fullReplace) && !c.IsSet("max-chars") {
 		p.maxChars = session.FullTranscriptMaxChars // whycodes' cap for a whole transcript
@@ -149,24 +149,24 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		}
 	}
 	if modes > 1 {
-		return nil, tool.Usagef("--max-tokens, --full-replace and --native exclude each other")
+		return nil, command.Usagef("--max-tokens, --full-replace and --native exclude each other")
 	}
 	for _, f := range []string{"full", "prefix"} {
 		if c.Bool(f) && !p.print {
-			return nil, tool.Usagef("--%s goes with --print-transcript", f)
+			return nil, command.Usagef("--%s goes with --print-transcript", f)
 		}
 	}
 	if p.full && p.prefix {
-		return nil, tool.Usagef("--full and --prefix exclude each other")
+		return nil, command.Usagef("--full and --prefix exclude each other")
 	}
 	if p.strict && !c.IsSet("max-tokens") {
-		return nil, tool.Usagef("--strict goes with --max-tokens")
+		return nil, command.Usagef("--strict goes with --max-tokens")
 	}
 	if p.print && (c.IsSet("summary") || c.IsSet("native") || p.dryRun) {
-		return nil, tool.Usagef("--print-transcript only prints: it takes no --summary, --native or --dry-run")
+		return nil, command.Usagef("--print-transcript only prints: it takes no --summary, --native or --dry-run")
 	}
 	if !p.print && !p.truncate && !p.prune && !p.shake && !p.spill && modes == 0 && !c.IsSet("summary") {
-		return nil, tool.Usagef("no compaction asked for").WithHint("give --max-tokens N, or --truncate, --prune, --shake, --spill, --summary, --full-replace or --native")
+		return nil, command.Usagef("no compaction asked for").WithHint("give --max-tokens N, or --truncate, --prune, --shake, --spill, --summary, --full-replace or --native")
 	}
 	if c.IsSet("summary") {
 		data, err := c.ReadText(c.String("summary"), "a summary")
@@ -175,7 +175,7 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 		}
 		s := string(data)
 		if session.FormatCompactSummary(s) == "" {
-			return nil, tool.DataErrf("the summary is empty")
+			return nil, command.DataErrf("the summary is empty")
 		}
 		p.summary = &s
 	}
@@ -185,25 +185,25 @@ func readPlan(c *tool.Ctx) (*plan, error) {
 			return nil, err
 		}
 		if err := session.CheckNesting(data); err != nil {
-			return nil, tool.DataErrf("%s: %v", c.String("native"), err)
+			return nil, command.DataErrf("%s: %v", c.String("native"), err)
 		}
 		if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
-			return nil, tool.DataErrf("%s is not a JSON object", c.String("native"))
+			return nil, command.DataErrf("%s is not a JSON object", c.String("native"))
 		}
 		if t := gjson.GetBytes(data, "type"); t.Type != gjson.String || t.Str == "" {
-			return nil, tool.DataErrf("the native compaction block needs a string \"type\"")
+			return nil, command.DataErrf("the native compaction block needs a string \"type\"")
 		}
 		// Decoded as any block would be, so that a known type with members
 		// of the wrong types is refused here, not stored.
 		msg, err := session.DecodeMessage([]byte(`{"role":"assistant","content":[` + string(compactJSON(data)) + `]}`))
 		if err != nil {
-			return nil, tool.DataErrf("%s: %v", c.String("native"), err)
+			return nil, command.DataErrf("%s: %v", c.String("native"), err)
 		}
 		p.native = &msg.Content.Blocks[0]
 	}
 	if (c.IsSet("summary") || c.IsSet("native")) && (c.Args().Len() == 0 && !c.Bool("all")) &&
 		(c.String("summary") == "-" || c.String("native") == "-") {
-		return nil, tool.Usagef("--summary - and --native - read stdin, which holds the sessions here").WithHint("pass the session as an argument")
+		return nil, command.Usagef("--summary - and --native - read stdin, which holds the sessions here").WithHint("pass the session as an argument")
 	}
 	return p, nil
 }
@@ -236,7 +236,7 @@ type worked struct {
 // work reads a session and compacts it in memory; finish commits it.
 // reserve is told the session's size before its path is read, and may wait;
 // it returns false when the batch stopped, and nothing more is read.
-func work(c *tool.Ctx, st store.Handle, id string, p *plan, reserve func(tokens uint64) bool) *worked {
+func work(c *command.Ctx, st store.Handle, id string, p *plan, reserve func(tokens uint64) bool) *worked {
 	w := &worked{id: id}
 	if w.m, w.err = st.Meta(id); w.err != nil {
 		return w
@@ -283,7 +283,7 @@ func work(c *tool.Ctx, st store.Handle, id string, p *plan, reserve func(tokens 
 }
 
 // finish commits a worked session, if it changed, and prints its line.
-func finish(c *tool.Ctx, st store.Handle, w *worked, p *plan) error {
+func finish(c *command.Ctx, st store.Handle, w *worked, p *plan) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -313,7 +313,7 @@ type outcomeLine struct {
 }
 
 // apply runs the requested steps over a copy of the active path.
-func apply(m *session.Meta, msgs []session.Message, p *plan, c *tool.Ctx, put func(string) string) ([]session.Message, session.CompactOutcome, error) {
+func apply(m *session.Meta, msgs []session.Message, p *plan, c *command.Ctx, put func(string) string) ([]session.Message, session.CompactOutcome, error) {
 	out := session.CompactOutcome{MessagesBefore: uint64(len(msgs))}
 	next := prepare(msgs, p, put)
 	// A step counts the path it is given and the one it returns; those
@@ -428,7 +428,7 @@ func sharedPrefix(a, b []session.Message) int {
 // new nodes and moves the head there, keeping the old head as
 // pre-compact-N. Blobs go first and the metadata last, so a crash leaves
 // the session as it was.
-func commitPath(c *tool.Ctx, st store.Handle, m *session.Meta, path []session.Node, shared int, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
+func commitPath(c *command.Ctx, st store.Handle, m *session.Meta, path []session.Node, shared int, tail []session.Message, blobs map[[32]byte][]byte, discard bool) (string, error) {
 	for sum, data := range blobs {
 		if err := st.PutBlob(m.ID, sum, data); err != nil {
 			return "", err

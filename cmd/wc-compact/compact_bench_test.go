@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 )
 
@@ -38,7 +38,7 @@ func benchSession(n int) []session.Message {
 // and committing: apply the plan, then find the unchanged prefix (which
 // encodes every message of both paths).
 func BenchmarkCompactSession(b *testing.B) {
-	c := &tool.Ctx{Now: time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)}
+	c := &command.Ctx{Now: time.Date(2026, 8, 21, 12, 0, 0, 0, time.UTC)}
 	p := &plan{maxTokens: 100_000, maxChars: 12_000}
 	for _, n := range []int{100, 1000, 20000} {
 		msgs := benchSession(n)

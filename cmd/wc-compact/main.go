@@ -4,11 +4,12 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
-	"github.com/wctoolkit/wc/cmd/internal/tool/local"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/serve"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-compact",
 	Summary:   "compact sessions under a token budget, losslessly",
 	ArgsUsage: "[SESSION...]",
@@ -68,14 +69,14 @@ A batch (--all, or more than one session) opens the store once, in this process 
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "compute and print, write nothing"},
 		}
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Shrink one session under 100k tokens:", Command: `wc-compact 3f2a --max-tokens 100000`},
 		{Text: "Re-compact a project's sessions from cron:", Command: `wc-ls --project ~/src/app | wc-compact --max-tokens 100000 --spill`},
 		{Text: "Undo the last compaction:", Command: `wc-branch 3f2a switch pre-compact-1`},
 	},
-	Exits: []tool.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`},
+	Exits: []command.ExitStatus{{Code: exitStillOver, Text: `With --strict: a session was still over --max-tokens after its compaction (its line says "still_over":true). What was compacted is committed and printed.`},
 		{Code: 130, Text: "A batch was interrupted by SIGINT (143: SIGTERM, 129: SIGHUP) between two sessions; the sessions done are printed, the others are untouched (see SIGNALS)."}},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "compact() drops the oldest messages up to any position, so a tool result can lose its call and the user message of a long turn goes first.",
 			Wc:   "cuts only where no tool result loses its call, and keeps the turn's user message after the summary unless only dropping it too meets the budget: a result without its call is invalid input for every provider.",
 			Test: "TestDepartureCompactCutsAtAnyMessage (pkg/session/compact_test.go)"},
@@ -92,8 +93,8 @@ A batch (--all, or more than one session) opens the store once, in this process 
 	Action: compact,
 	// Batches open the store in this process: through a socket they ran
 	// at 24 against 40 MB/s.
-	Direct:  local.Open,
+	Direct:  serve.Open,
 	Signals: "SIGINT (Ctrl-C), SIGTERM or SIGHUP ends the command at once while it waits for the store, which changes nothing. Once a batch (--all, or several sessions) has the store, it stops between two sessions: the lines of the sessions done are printed, then an error says how many of how many were done, and it exits 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 and the signal's number, as a shell reports a command a signal ended). A single session's compaction ignores them from its first write on, so that what it commits is printed. A session whose compaction was committed is always printed. SIGKILL stops it as a crash would: a session it had not printed may be compacted or not, never half.",
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/render"
@@ -20,9 +20,9 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
-type exporter func(c *tool.Ctx, st store.Handle, m *session.Meta) error
+type exporter func(c *command.Ctx, st store.Handle, m *session.Meta) error
 
-func export(c *tool.Ctx) error {
+func export(c *command.Ctx) error {
 	run, err := pickFormat(c)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func export(c *tool.Ctx) error {
 	var backup *record.BackupWriter
 	if c.String("format") == "backup" && !c.IsSet("blob") {
 		backup = record.NewBackupWriter(c.Out())
-		run = func(c *tool.Ctx, st store.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
+		run = func(c *command.Ctx, st store.Handle, m *session.Meta) error { return exportBackup(backup, st, m) }
 	}
 	refs, err := c.Refs()
 	if err != nil {
@@ -40,7 +40,7 @@ func export(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ids, err := tool.Resolve(st, refs)
+	ids, err := command.Resolve(st, refs)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func export(c *tool.Ctx) error {
 
 // writeTextHeading sets a session's text apart from the one before:
 // "==> ID TITLE <==", after a blank line but for the first.
-func writeTextHeading(c *tool.Ctx, i int, m *session.Meta) error {
+func writeTextHeading(c *command.Ctx, i int, m *session.Meta) error {
 	line := "==> " + m.ID + " " + strings.Join(strings.Fields(m.Title), " ") + " <==\n"
 	if i > 0 {
 		line = "\n" + line
@@ -98,16 +98,16 @@ func writeTextHeading(c *tool.Ctx, i int, m *session.Meta) error {
 	return err
 }
 
-func pickFormat(c *tool.Ctx) (exporter, error) {
+func pickFormat(c *command.Ctx) (exporter, error) {
 	if c.IsSet("blob") {
 		if c.IsSet("format") || c.Bool("tree") {
-			return nil, tool.Usagef("--blob prints one blob: it takes no --format or --tree")
+			return nil, command.Usagef("--blob prints one blob: it takes no --format or --tree")
 		}
 		sum, err := hex.DecodeString(strings.TrimPrefix(c.String("blob"), session.BlobRefPrefix))
 		if err != nil || len(sum) != 32 {
-			return nil, tool.Usagef("--blob %q is not a sha256 in hex", c.String("blob"))
+			return nil, command.Usagef("--blob %q is not a sha256 in hex", c.String("blob"))
 		}
-		return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+		return func(c *command.Ctx, st store.Handle, m *session.Meta) error {
 			data, err := st.Blob(m.ID, [32]byte(sum))
 			if err != nil {
 				return err
@@ -117,10 +117,10 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		}, nil
 	}
 	if c.Bool("tree") && c.String("format") != "jsonl" {
-		return nil, tool.Usagef("--tree goes with --format jsonl")
+		return nil, command.Usagef("--tree goes with --format jsonl")
 	}
 	if (c.Bool("prefill") || c.Bool("no-prefill")) && c.String("format") != "request" {
-		return nil, tool.Usagef("--prefill and --no-prefill go with --format request")
+		return nil, command.Usagef("--prefill and --no-prefill go with --format request")
 	}
 	switch c.String("format") {
 	case "json":
@@ -135,7 +135,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		return exportText, nil
 	case "info":
 		if c.Int("snippet-chars") < 0 {
-			return nil, tool.Usagef("--snippet-chars must not be negative")
+			return nil, command.Usagef("--snippet-chars must not be negative")
 		}
 		return exportInfo, nil
 	case "html":
@@ -147,7 +147,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(c *tool.Ctx, _ store.Handle, m *session.Meta) error {
+		return func(c *command.Ctx, _ store.Handle, m *session.Meta) error {
 			model := c.String("model")
 			if model == "" {
 				model = "unknown"
@@ -156,7 +156,7 @@ func pickFormat(c *tool.Ctx) (exporter, error) {
 			return err
 		}, nil
 	}
-	return nil, tool.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request, backup")
+	return nil, command.Usagef("unknown format %q", c.String("format")).WithHint("formats: json, jsonl, markdown, text, info, summary, html, request, backup")
 }
 
 func durationSeconds(s string) (uint64, error) {
@@ -168,13 +168,13 @@ func durationSeconds(s string) (uint64, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, tool.Usagef("--duration %q is not a duration", s)
+		return 0, command.Usagef("--duration %q is not a duration", s)
 	}
 	return uint64(d / time.Second), nil
 }
 
-func exportShare(c *tool.Ctx, st store.Handle, m *session.Meta) error {
-	t, err := tool.LoadTree(st, m.ID)
+func exportShare(c *command.Ctx, st store.Handle, m *session.Meta) error {
+	t, err := command.LoadTree(st, m.ID)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ var errEnough = errors.New("read enough")
 // exportInfo reads the path from the root only as far as its first user
 // turn and assistant text, and back from the head only to its last real
 // user turn.
-func exportInfo(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportInfo(c *command.Ctx, st store.Handle, m *session.Meta) error {
 	line := infoLine{Info: m.Info(), CompactionPrefixEnd: m.MessageCount}
 	o := session.Openings{SnippetChars: c.Int("snippet-chars")}
 	err := st.Path(m.ID, m.Head, func(n *session.Node) error {
@@ -230,7 +230,7 @@ func exportInfo(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	return c.PrintJSON(line)
 }
 
-func exportNodes(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportNodes(c *command.Ctx, st store.Handle, m *session.Meta) error {
 	if !c.Bool("tree") {
 		var line []byte
 		return st.Path(m.ID, m.Head, func(n *session.Node) error {
@@ -299,7 +299,7 @@ func exportBackup(w *record.BackupWriter, st store.Handle, m *session.Meta) erro
 	return nil
 }
 
-func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportMarkdown(c *command.Ctx, st store.Handle, m *session.Meta) error {
 	mw := render.NewMarkdownWriter(c.Out())
 	if err := mw.Header(m); err != nil {
 		return err
@@ -307,11 +307,11 @@ func exportMarkdown(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return mw.Message(&n.Msg) })
 }
 
-func exportText(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportText(c *command.Ctx, st store.Handle, m *session.Meta) error {
 	return st.Path(m.ID, m.Head, func(n *session.Node) error { return render.TranscriptText(c.Out(), &n.Msg) })
 }
 
-func exportHTML(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+func exportHTML(c *command.Ctx, st store.Handle, m *session.Meta) error {
 	hw := format.NewHTMLWriter(c.Out())
 	if err := hw.Header(m); err != nil {
 		return err
@@ -324,7 +324,7 @@ func exportHTML(c *tool.Ctx, st store.Handle, m *session.Meta) error {
 
 // requestExporter checks the request flags and reads --tools before the
 // store is opened.
-func requestExporter(c *tool.Ctx) (exporter, error) {
+func requestExporter(c *command.Ctx) (exporter, error) {
 	opt := request.Options{Model: c.String("model"), MaxTokens: c.Uint64("max-tokens")}
 	var build func(string, []session.Message, request.Options) ([]byte, error)
 	var api string
@@ -336,21 +336,21 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 	case "openai":
 		build, api, hottest, toolName = request.OpenAI, "the Chat Completions API", 2, request.OpenAIToolName
 	case "":
-		return nil, tool.Usagef("--format request needs --provider anthropic or openai")
+		return nil, command.Usagef("--format request needs --provider anthropic or openai")
 	default:
-		return nil, tool.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
+		return nil, command.Usagef("unknown provider %q", c.String("provider")).WithHint("providers: anthropic, openai")
 	}
 	if opt.Model == "" { // both APIs require it
-		return nil, tool.Usagef("--format request needs --model, the model to ask").
+		return nil, command.Usagef("--format request needs --model, the model to ask").
 			WithHint("as the provider names it: --model claude-sonnet-4-5, --model gpt-4.1")
 	}
 	if c.IsSet("temperature") {
 		t := c.Float64("temperature")
 		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-			return nil, tool.Usagef("--temperature %s is not a temperature", c.String("temperature"))
+			return nil, command.Usagef("--temperature %s is not a temperature", c.String("temperature"))
 		}
 		if t > hottest {
-			return nil, tool.Usagef("--temperature %s is past %g, the most %s takes", c.String("temperature"), hottest, api)
+			return nil, command.Usagef("--temperature %s is past %g, the most %s takes", c.String("temperature"), hottest, api)
 		}
 		opt.Temperature = &t
 	}
@@ -360,22 +360,22 @@ func requestExporter(c *tool.Ctx) (exporter, error) {
 			return nil, err
 		}
 		if err := format.CheckTools(data); err != nil {
-			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
+			return nil, command.DataErrf("%s: %v", c.String("tools"), err)
 		}
 		if err := request.CheckTools(data, toolName); err != nil {
-			return nil, tool.DataErrf("%s: %v", c.String("tools"), err)
+			return nil, command.DataErrf("%s: %v", c.String("tools"), err)
 		}
 		opt.Tools = data
 	}
 	switch {
 	case c.Bool("prefill") && c.Bool("no-prefill"):
-		return nil, tool.Usagef("--prefill and --no-prefill exclude each other")
+		return nil, command.Usagef("--prefill and --no-prefill exclude each other")
 	case c.Bool("prefill"):
 		opt.Trailing = request.TrailingKeep
 	case c.Bool("no-prefill"):
 		opt.Trailing = request.TrailingDrop
 	}
-	return func(c *tool.Ctx, st store.Handle, m *session.Meta) error {
+	return func(c *command.Ctx, st store.Handle, m *session.Meta) error {
 		var msgs []session.Message
 		if err := st.Path(m.ID, m.Head, func(n *session.Node) error { msgs = append(msgs, n.Msg); return nil }); err != nil {
 			return err
@@ -394,11 +394,11 @@ func requestError(id string, err error) error {
 	short := id[:min(8, len(id))]
 	switch err.(type) {
 	case *request.PrefillError:
-		return tool.DataErrf("session %s ends with an assistant message, which the Messages API takes as a prefill", short).
+		return command.DataErrf("session %s ends with an assistant message, which the Messages API takes as a prefill", short).
 			WithHint("append the next user turn first (wc-append %s --role user --text ...),", short).
 			WithHint("or give --no-prefill to leave that message out, or --prefill to send it as a prefill")
 	case *request.NothingToSendError:
-		return tool.DataErrf("session %s has no message to send", short)
+		return command.DataErrf("session %s has no message to send", short)
 	}
 	return err
 }

@@ -3,10 +3,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-export",
 	Summary:   "write sessions out as JSON, markdown or text",
 	ArgsUsage: "[SESSION...]",
@@ -152,19 +153,19 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 			&cli.StringFlag{Name: "binary", Value: "whycodes", Usage: "with summary: the `NAME` in the resume hint"},
 		}
 	},
-	Env: []tool.EnvVar{{Name: "TMPDIR", Text: "Where output that stdout has not taken waits, in a file deleted as soon as it is made (default /tmp)."}},
-	Examples: []tool.Example{
+	Env: []command.EnvVar{{Name: "TMPDIR", Text: "Where output that stdout has not taken waits, in a file deleted as soon as it is made (default /tmp)."}},
+	Examples: []command.Example{
 		{Text: "Read a session as markdown:", Command: `wc-export 3f2a --format markdown | less`},
 		{Text: "The user's prompts of a session:", Command: `wc-export 3f2a --format jsonl | jq -r 'select(.message.role=="user") | .message.content'`},
 		{Text: "Back up every session, and restore them in another store:", Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup"},
 		{Text: "Ask a model to continue a session:", Command: "wc-export 3f2a --format request --provider anthropic --model claude-sonnet-4-5 \\\n  | curl -s https://api.anthropic.com/v1/messages -H \"x-api-key: $ANTHROPIC_API_KEY\" \\\n      -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d @- \\\n  | wc-append 3f2a"},
 	},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "a session loaded from its database starts its cost and its stream-rule ledger at zero and infers title_source from the title.",
 			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
 			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
 	},
-	Complete: tool.Completion{Values: map[string][]string{
+	Complete: command.Completion{Values: map[string][]string{
 		"format":   {"json", "jsonl", "markdown", "text", "info", "summary", "html", "request", "backup"},
 		"provider": {"anthropic", "openai"},
 	}},
@@ -172,4 +173,4 @@ If an export fails midway (a damaged store, a full disk behind stdout), it exits
 	Streams: true,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -14,7 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
@@ -27,9 +27,9 @@ const tableRows = 20
 // in the benchmark's store).
 const listLineBytes = 512
 
-func list(c *tool.Ctx) error {
+func list(c *command.Ctx) error {
 	if c.Args().Len() > 0 {
-		return tool.Usagef("unexpected argument %q", c.Args().First()).WithHint("filters are flags: see wc-ls --help")
+		return command.Usagef("unexpected argument %q", c.Args().First()).WithHint("filters are flags: see wc-ls --help")
 	}
 	q, err := readQuery(c)
 	if err != nil {
@@ -40,10 +40,10 @@ func list(c *tool.Ctx) error {
 		return err
 	}
 	if c.Bool("json") && c.Bool("table") {
-		return tool.Usagef("--json and --table cannot be combined")
+		return command.Usagef("--json and --table cannot be combined")
 	}
 	if c.Int("limit") < 0 {
-		return tool.Usagef("--limit must not be negative")
+		return command.Usagef("--limit must not be negative")
 	}
 	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
 	// A table is for a person: the newest tableRows, and how many more.
@@ -118,7 +118,7 @@ func list(c *tool.Ctx) error {
 // store's (nil: the store's, for --empty): all of them are read and sorted
 // (sessions that compare equal in id order, in either direction), and only
 // then grepped, until the limit.
-func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
+func sortedRows(c *command.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
 	grep := q.Grep
 	q.Grep = ""
 	reverse := c.Bool("reverse")
@@ -178,7 +178,7 @@ func sortedRows(c *tool.Ctx, st store.Handle, q store.ListQuery, order func(a, b
 // the title of its first prompt, as whycodes lists it; the lines from the
 // first such one on wait until the listing ends, since reading its first
 // prompt takes the connection.
-func listJSON(c *tool.Ctx, st store.Handle, q store.ListQuery) error {
+func listJSON(c *command.Ctx, st store.Handle, q store.ListQuery) error {
 	var held [][]byte
 	err := st.ListJSON(q, func(line []byte) error {
 		if held == nil && !placeholderLine(line) {
@@ -215,7 +215,7 @@ func placeholderLine(line []byte) bool {
 func upgradedLine(st store.Handle, line []byte) ([]byte, error) {
 	r := gjson.GetManyBytes(line, "id", "title", "title_source", "user_message_count", "head")
 	m := session.Meta{ID: r[0].Str, Title: r[1].Str, TitleSource: session.TitleSource(r[2].Str), UserMessageCount: r[3].Uint(), Head: r[4].Uint()}
-	changed, err := tool.UpgradeTitle(st, &m)
+	changed, err := command.UpgradeTitle(st, &m)
 	if err != nil || !changed {
 		return line, err
 	}
@@ -231,7 +231,7 @@ func upgradeTitles(st store.Handle, rows []session.Info) error {
 	for i := range rows {
 		r := &rows[i]
 		m := session.Meta{ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, UserMessageCount: r.UserMessageCount, Head: r.Head}
-		if _, err := tool.UpgradeTitle(st, &m); err != nil {
+		if _, err := command.UpgradeTitle(st, &m); err != nil {
 			return err
 		}
 		r.Title, r.TitleSource = m.Title, m.TitleSource
@@ -244,12 +244,12 @@ func upgradeTitles(st store.Handle, rows []session.Info) error {
 // failed).
 func isEmpty(info *session.Info) bool { return info.MessageCount == 0 && info.Branches == 0 }
 
-func readQuery(c *tool.Ctx) (store.ListQuery, error) {
+func readQuery(c *command.Ctx) (store.ListQuery, error) {
 	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {
-			return q, tool.Usagef("--project %q: %v", c.String("project"), err)
+			return q, command.Usagef("--project %q: %v", c.String("project"), err)
 		}
 		q.Project = p
 	}
@@ -258,7 +258,7 @@ func readQuery(c *tool.Ctx) (store.ListQuery, error) {
 		dst  *time.Time
 	}{{"since", &q.Since}, {"until", &q.Until}} {
 		if c.IsSet(b.flag) {
-			t, err := tool.ParseTime(c.String(b.flag), c.Now)
+			t, err := command.ParseTime(c.String(b.flag), c.Now)
 			if err != nil {
 				return q, err
 			}
@@ -283,7 +283,7 @@ func sortOrder(key string) (func(a, b *session.Info) int, error) {
 	case "tokens":
 		return func(a, b *session.Info) int { return cmp.Compare(b.Tokens, a.Tokens) }, nil
 	}
-	return nil, tool.Usagef("unknown --sort key %q", key).WithHint("keys: updated, created, title, messages, tokens")
+	return nil, command.Usagef("unknown --sort key %q", key).WithHint("keys: updated, created, title, messages, tokens")
 }
 
 // cmpTime orders RFC 3339 times, which do not sort as text across offsets
@@ -319,7 +319,7 @@ func contains(st store.Handle, id, text string, fold bool) (bool, error) {
 
 var errFound = errors.New("found")
 
-func printTable(c *tool.Ctx, rows []session.Info) {
+func printTable(c *command.Ctx, rows []session.Info) {
 	var cells [][]string
 	for i := range rows {
 		m := &rows[i]

@@ -3,10 +3,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:    "wc-ls",
 	Summary: "list the sessions in the wc store",
 	Description: `Lists sessions, most recently updated first. On a terminal it prints a table; otherwise, and with --json, one JSON object per session (the same info the other commands print), so that the rows can be filtered with jq and piped to any wc command. JSON is always complete.
@@ -32,20 +33,20 @@ A session still on its placeholder title (a legacy "New session - …" or "proje
 			&cli.BoolFlag{Name: "table", Usage: "print the table even when stdout is not a terminal"},
 		}
 	},
-	Env: []tool.EnvVar{{Name: "COLUMNS", Text: "The width a table fits when stdout is not a terminal (a terminal says its own)."}},
-	Examples: []tool.Example{
+	Env: []command.EnvVar{{Name: "COLUMNS", Text: "The width a table fits when stdout is not a terminal (a terminal says its own)."}},
+	Examples: []command.Example{
 		{Text: "The ten sessions touched last:", Command: `wc-ls -n 10`},
 		{Text: "Titles of this project's sessions from the last week:", Command: `wc-ls --project . --since 7d | jq -r .title`},
 		{Text: "Export every session that mentions a function:", Command: `wc-ls --grep parseConfig | wc-export --format markdown`},
 		{Text: "Remove the empty sessions that failed pipelines left, an hour old at least (a running pipeline's is empty too):", Command: `wc-ls --empty --until 1h | wc-rm --if-unchanged`},
 	},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "listing saves the upgraded title of a session still on its placeholder.",
 			Wc:   "shows it and writes nothing: a listing reads the store under a shared lock, opened read-only when direct. The next wc-append to the session stores it, from the same first prompt, before it appends.",
 			Test: "cmd/wc-ls/testdata/title-upgrade.txtar"},
 	},
-	Complete: tool.Completion{Args: tool.ArgsNone, Values: map[string][]string{"sort": {"updated", "created", "title", "messages", "tokens"}}},
+	Complete: command.Completion{Args: command.ArgsNone, Values: map[string][]string{"sort": {"updated", "created", "title", "messages", "tokens"}}},
 	Action:   list,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

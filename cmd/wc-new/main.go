@@ -3,10 +3,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-new",
 	Summary:   "create a conversation session in the wc store",
 	ArgsUsage: "[FILE...]",
@@ -61,10 +62,10 @@ With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and
 			&cli.BoolFlag{Name: "new-ids", Usage: "with --restore: give every restored session a new id, so that a backup restores beside the sessions it was taken from"},
 		}
 	},
-	Env: []tool.EnvVar{
+	Env: []command.EnvVar{
 		{Name: "WC_SQLITE_PROGRAM", Text: "The wc-sqlite program that reads SQLite databases; by default the wc-sqlite beside wc-new, else the one on PATH."},
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Start a session for the current project and say something in it:",
 			Command: `wc-new --system "You are terse." | wc-append --role user --text "fix the login bug"`},
 		{Text: "Import every Claude Code session of a project:", Command: `wc-new ~/.claude/projects/-home-me-src-app/*.jsonl | jq -r '[.id[:8], .message_count, .title] | @tsv'`},
@@ -77,13 +78,13 @@ With --restore, each FILE (or stdin) is a backup (wc-export --format backup) and
 		{Text: "Back up every session losslessly, and restore them, ids and spilled output included, into another store:",
 			Command: "wc-ls | wc-export --format backup > wc.backup\nwc-new --store ~/restored --restore wc.backup | jq -r .title"},
 	},
-	Differences: []tool.Difference{
+	Differences: []command.Difference{
 		{Whycodes: "a session loaded from its database starts its cost and its stream-rule ledger at zero and infers title_source from the title.",
 			Wc:   "keeps all three: a share carries them, the store holds them, and an import keeps what the share says. Keeping more loses nothing.",
 			Test: "TestDepartureResumeRestartsCostAndStreamRules (pkg/session/share_test.go)"},
 	},
-	Complete: tool.Completion{Args: tool.ArgsFiles, Values: map[string][]string{"import": {"auto", "native", "claude", "codex", "opencode", "gemini", "cursor", "goose", "llm", "openai", "anthropic"}}},
+	Complete: command.Completion{Args: command.ArgsFiles, Values: map[string][]string{"import": {"auto", "native", "claude", "codex", "opencode", "gemini", "cursor", "goose", "llm", "openai", "anthropic"}}},
 	Action:   newSession,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -8,29 +8,29 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/format"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
 )
 
-func newSession(c *tool.Ctx) error {
+func newSession(c *command.Ctx) error {
 	if c.Bool("restore") {
 		return restore(c)
 	}
 	if c.Bool("new-ids") {
-		return tool.Usagef("--new-ids goes with --restore")
+		return command.Usagef("--new-ids goes with --restore")
 	}
 	system, err := c.TextArg("system")
 	if err != nil {
 		return err
 	}
 	if c.IsSet("title") && session.SanitizeTitle(c.String("title")) == "" {
-		return tool.Usagef("--title is empty")
+		return command.Usagef("--title is empty")
 	}
 	if c.Bool("update") && c.Bool("again") {
-		return tool.Usagef("--update and --again exclude each other")
+		return command.Usagef("--update and --again exclude each other")
 	}
 	importing := c.IsSet("import") || c.Args().Len() > 0
 	if !importing {
@@ -44,14 +44,14 @@ func newSession(c *tool.Ctx) error {
 	if !importing {
 		for _, f := range []string{"sidechains", "update", "again"} {
 			if c.Bool(f) {
-				return tool.Usagef("--%s goes with an import", f)
+				return command.Usagef("--%s goes with an import", f)
 			}
 		}
 		project, err := c.ProjectDir()
 		if err != nil {
 			return err
 		}
-		meta := session.New(tool.NewID(), project, system, c.Now)
+		meta := session.New(command.NewID(), project, system, c.Now)
 		meta.SetTitleManual(c.String("title"))
 		return commit(c, []importedSession{{meta: meta}}, nil)
 	}
@@ -79,10 +79,10 @@ type skippedFile struct {
 // readImports reads and converts every file before the store is touched.
 // A directory stands for every file below it: those that are not a
 // transcript wc reads are reported, the others imported.
-func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, error) {
+func readImports(c *command.Ctx, system string) ([]importedSession, []skippedFile, error) {
 	kind, err := format.ParseKind(c.String("import"))
 	if err != nil {
-		return nil, nil, tool.Usagef("unknown import format %q", c.String("import")).WithHint("formats: auto, %s", kindList())
+		return nil, nil, command.Usagef("unknown import format %q", c.String("import")).WithHint("formats: auto, %s", kindList())
 	}
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -97,7 +97,7 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, 
 		if st, err := os.Stat(a); err == nil && st.IsDir() {
 			in, err := treeInputs(a)
 			if err != nil {
-				return nil, nil, &tool.Error{Code: tool.ExitFailure, Msg: "cannot read " + a + ": " + err.Error()}
+				return nil, nil, &command.Error{Code: command.ExitFailure, Msg: "cannot read " + a + ": " + err.Error()}
 			}
 			inputs = append(inputs, in...)
 			continue
@@ -128,9 +128,9 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, 
 			skipped = append(skipped, skippedFile{File: in.path, Reason: reason})
 			continue
 		case bad != nil && bad.msg == "backup":
-			return nil, nil, tool.DataErrf("%s", bad.Error()).WithHint("restore it with wc-new --restore")
+			return nil, nil, command.DataErrf("%s", bad.Error()).WithHint("restore it with wc-new --restore")
 		case bad != nil:
-			return nil, nil, tool.DataErrf("%s", bad.Error())
+			return nil, nil, command.DataErrf("%s", bad.Error())
 		case err != nil:
 			return nil, nil, err
 		}
@@ -142,7 +142,7 @@ func readImports(c *tool.Ctx, system string) ([]importedSession, []skippedFile, 
 		}
 		for i := range imported {
 			imp := &imported[i]
-			meta, nodes := session.FromShare(&imp.Share, tool.NewID(), c.Now)
+			meta, nodes := session.FromShare(&imp.Share, command.NewID(), c.Now)
 			if c.IsSet("project") || meta.ProjectPath == "" {
 				if meta.ProjectPath, err = c.ProjectDir(); err != nil {
 					return nil, nil, err
@@ -180,7 +180,7 @@ func (e *badFile) Error() string {
 }
 
 // readOne reads and imports one file ("-": stdin).
-func readOne(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, error) {
+func readOne(c *command.Ctx, kind format.Kind, path string) ([]format.Imported, error) {
 	name := path
 	if path == "-" {
 		name = "stdin"
@@ -273,7 +273,7 @@ type importLine struct {
 	Added    *int           `json:"added,omitempty"`
 }
 
-func commit(c *tool.Ctx, sessions []importedSession, skipped []skippedFile) error {
+func commit(c *command.Ctx, sessions []importedSession, skipped []skippedFile) error {
 	st, err := c.Open(store.Write)
 	if err != nil {
 		return err
@@ -344,7 +344,7 @@ func knownSources(st store.Handle) (map[string]string, error) {
 
 // existing is the line of a source imported before: the stored session,
 // brought up to date with --update.
-func existing(c *tool.Ctx, st store.Handle, id string, s *importedSession) (importLine, error) {
+func existing(c *command.Ctx, st store.Handle, id string, s *importedSession) (importLine, error) {
 	meta, err := st.Meta(id)
 	if err != nil {
 		return importLine{}, err

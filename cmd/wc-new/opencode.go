@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session/format"
 )
 
@@ -40,7 +40,7 @@ func jsonFiles(dir string) []string {
 
 // readOpencodeSession reads one session of a storage tree and its
 // messages and parts.
-func readOpencodeSession(c *tool.Ctx, root, sessionFile string) ([]format.Imported, error) {
+func readOpencodeSession(c *command.Ctx, root, sessionFile string) ([]format.Imported, error) {
 	data, err := c.ReadFile(sessionFile)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
@@ -17,10 +17,10 @@ import (
 // every id looked up, before anything is written; then each file is read
 // again and its sessions committed one by one, so that memory holds one
 // session at a time, however large the backup.
-func restore(c *tool.Ctx) error {
+func restore(c *command.Ctx) error {
 	for _, f := range []string{"import", "project", "system", "title", "sidechains", "select", "update", "again"} {
 		if c.IsSet(f) {
-			return tool.Usagef("--restore takes no --%s: a backup's sessions come back as they were", f)
+			return command.Usagef("--restore takes no --%s: a backup's sessions come back as they were", f)
 		}
 	}
 	files := c.Args().Slice()
@@ -33,10 +33,10 @@ func restore(c *tool.Ctx) error {
 	for _, f := range files {
 		err := eachRestored(c, f, func(s *record.Restored) error {
 			if !isSessionID(s.Meta.ID) {
-				return tool.DataErrf("%s: %q is not a session id", fileName(f), s.Meta.ID)
+				return command.DataErrf("%s: %q is not a session id", fileName(f), s.Meta.ID)
 			}
 			if seen[s.Meta.ID] && !newIDs {
-				return tool.DataErrf("%s: session %s is in the backup twice", fileName(f), s.Meta.ID).
+				return command.DataErrf("%s: session %s is in the backup twice", fileName(f), s.Meta.ID).
 					WithHint("--new-ids restores each under a new id")
 			}
 			seen[s.Meta.ID] = true
@@ -55,7 +55,7 @@ func restore(c *tool.Ctx) error {
 		for _, id := range ids {
 			_, err := st.Meta(id)
 			if err == nil {
-				return (&tool.Error{Code: tool.ExitFailure, Msg: "session " + id + " is in the store already; nothing was restored"}).
+				return (&command.Error{Code: command.ExitFailure, Msg: "session " + id + " is in the store already; nothing was restored"}).
 					WithHint("wc-rm it first, or restore copies under new ids with --new-ids")
 			}
 			if !errors.Is(err, store.ErrNotFound) {
@@ -67,7 +67,7 @@ func restore(c *tool.Ctx) error {
 		err := eachRestored(c, f, func(s *record.Restored) error {
 			source := ""
 			if newIDs {
-				source, s.Meta.ID = s.Meta.ID, tool.NewID()
+				source, s.Meta.ID = s.Meta.ID, command.NewID()
 			}
 			// The blobs first: the metadata makes the session visible.
 			for _, b := range s.Blobs {
@@ -92,7 +92,7 @@ func restore(c *tool.Ctx) error {
 
 // eachRestored calls fn with each session of the backup in file ("-":
 // stdin, read once and kept).
-func eachRestored(c *tool.Ctx, file string, fn func(*record.Restored) error) error {
+func eachRestored(c *command.Ctx, file string, fn func(*record.Restored) error) error {
 	var r io.Reader
 	if file == "-" {
 		data, err := c.Stdin()
@@ -118,10 +118,10 @@ func eachRestored(c *tool.Ctx, file string, fn func(*record.Restored) error) err
 		}
 		var inv *session.InvalidError
 		if errors.As(err, &inv) {
-			return tool.DataErrf("%s: %v", fileName(file), err)
+			return command.DataErrf("%s: %v", fileName(file), err)
 		}
 		if err != nil {
-			return &tool.Error{Code: tool.ExitFailure, Msg: "reading " + fileName(file) + ": " + err.Error()}
+			return &command.Error{Code: command.ExitFailure, Msg: "reading " + fileName(file) + ": " + err.Error()}
 		}
 		n++
 		if err := fn(s); err != nil {
@@ -129,7 +129,7 @@ func eachRestored(c *tool.Ctx, file string, fn func(*record.Restored) error) err
 		}
 	}
 	if n == 0 {
-		return tool.DataErrf("%s holds no session", fileName(file))
+		return command.DataErrf("%s holds no session", fileName(file))
 	}
 	return nil
 }

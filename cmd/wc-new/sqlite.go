@@ -7,14 +7,14 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session/format"
 )
 
 // readSQLite imports the sessions of another agent's SQLite database,
 // which wc-sqlite reads: it lists the tables, the format package names the
 // application, and wc-sqlite prints the rows of the tables it needs.
-func readSQLite(c *tool.Ctx, kind format.Kind, path string) ([]format.Imported, error) {
+func readSQLite(c *command.Ctx, kind format.Kind, path string) ([]format.Imported, error) {
 	listing, err := c.RunSQLite("tables", path)
 	if err != nil {
 		return nil, err

@@ -3,10 +3,11 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:      "wc-rm",
 	Summary:   "remove sessions from the wc store",
 	ArgsUsage: "[SESSION...]",
@@ -28,7 +29,7 @@ To find what to remove: wc-ls --until 90d lists the sessions not updated for 90 
 			&cli.BoolFlag{Name: "if-unchanged", Usage: "remove nothing if a session named by a row (a line of wc-ls) has changed since the row was printed"},
 		}
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Remove one session:", Command: `wc-rm 3f2a`},
 		{Text: "See, then remove, the sessions not touched for 90 days (from cron: sparing one touched meanwhile):", Command: "wc-ls --until 90d | wc-rm --dry-run\nwc-ls --until 90d | wc-rm --if-unchanged"},
 		{Text: "Remove the empty sessions failed pipelines left (an hour old at least, so that no pipeline still running loses its session):", Command: `wc-ls --empty --until 1h | wc-rm --if-unchanged`},
@@ -37,4 +38,4 @@ To find what to remove: wc-ls --until 90d lists the sessions not updated for 90 
 	Action: remove,
 }
 
-func main() { tool.Main(&spec) }
+func main() { command.Main(&spec) }

@@ -7,12 +7,12 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
-func remove(c *tool.Ctx) error {
+func remove(c *command.Ctx) error {
 	dryRun, purge := c.Bool("dry-run"), c.Bool("purge")
 	rows, err := removalRefs(c, purge)
 	if err != nil {
@@ -34,7 +34,7 @@ func remove(c *tool.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ids, err := tool.Resolve(st, refs)
+	ids, err := command.Resolve(st, refs)
 	if err != nil {
 		return err
 	}
@@ -101,13 +101,13 @@ func unchanged(row gjson.Result, m *session.Meta) error {
 	if differs == "" {
 		return nil
 	}
-	return (&tool.Error{Code: tool.ExitFailure, Msg: fmt.Sprintf("session %s changed since it was listed (%s); nothing was removed", m.ID[:8], differs)}).
+	return (&command.Error{Code: command.ExitFailure, Msg: fmt.Sprintf("session %s changed since it was listed (%s); nothing was removed", m.ID[:8], differs)}).
 		WithHint("list the sessions again, and remove those still to go")
 }
 
 // removalRefs are the sessions to remove. With --purge there may be none:
 // no arguments, and stdin a terminal or empty.
-func removalRefs(c *tool.Ctx, purge bool) ([]tool.RefRow, error) {
+func removalRefs(c *command.Ctx, purge bool) ([]command.RefRow, error) {
 	if !purge || c.Args().Len() > 0 {
 		return c.RefRows()
 	}

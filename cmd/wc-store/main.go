@@ -3,11 +3,13 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-	"github.com/wctoolkit/wc/cmd/internal/tool"
-	"github.com/wctoolkit/wc/cmd/internal/tool/local"
+
+	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/open"
+	"github.com/wctoolkit/wc/cmd/internal/serve"
 )
 
-var spec = tool.Spec{
+var spec = command.Spec{
 	Name:    "wc-store",
 	Summary: "hold the wc store open for the other commands, or stop the process that does",
 	Description: `wc-store opens the store for the other commands: they start it and talk to it over a socket (only wc-compact opens the store in its own process, for its batches and when it opens the store directly). It must be installed beside them, on PATH, or where WC_STORE_PROGRAM says, but you rarely run it yourself.
@@ -26,25 +28,25 @@ With --salvage DIR it copies every session of the store it can prove intact into
 			&cli.BoolFlag{Name: "stop", Usage: "stop the resident store process instead of running one"},
 			&cli.BoolFlag{Name: "check", Usage: "verify the whole store and print a JSON report, instead of serving it"},
 			&cli.StringFlag{Name: "salvage", Usage: "copy every intact session of the store, damaged or not, into a new store in `DIR`, and print a JSON report"},
-			&cli.DurationFlag{Name: "idle", EnvVars: []string{"WC_RESIDENT_IDLE"}, Value: tool.ResidentIdle,
+			&cli.DurationFlag{Name: "idle", EnvVars: []string{"WC_RESIDENT_IDLE"}, Value: open.ResidentIdle,
 				Usage: "stop serving after this Go `DURATION` without commands (0: never)"},
 		}
 	},
-	Examples: []tool.Example{
+	Examples: []command.Example{
 		{Text: "Stop the resident process, then copy the store while no wc command runs:", Command: `wc-store --stop && tar -czf wc-backup.tgz -C ~/.local/share wc`},
 		{Text: "Serve the store until stopped, as a service would:", Command: `wc-store --idle 0`},
 		{Text: "Verify a store, and list what is damaged:", Command: `wc-store --check | jq -r '.problems[] | [.session, .problem] | @tsv'`},
 		{Text: "Copy every intact session of a damaged store into a new one, then use it:", Command: `wc-store --salvage ~/.local/share/wc-salvaged && export WC_STORE=~/.local/share/wc-salvaged`},
 	},
-	Complete: tool.Completion{Args: tool.ArgsNone},
+	Complete: command.Completion{Args: command.ArgsNone},
 	Action:   run,
 	Streams:  true,
 	Signals:  "SIGTERM, SIGINT or SIGHUP stops wc-store serving: it closes the store once the commands it serves are done, and exits 0. SIGKILL stops it as a crash would; the commands it served then fail, and what they had not printed may or may not be in the store.",
 }
 
 func main() {
-	if local.ServeIfAsked() {
+	if serve.ServeIfAsked() {
 		return
 	}
-	tool.Main(&spec)
+	command.Main(&spec)
 }

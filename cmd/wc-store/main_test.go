@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
 )
 
@@ -24,7 +24,7 @@ func TestManPage(t *testing.T) { tooltest.CheckManPage(t, &spec) }
 // here.
 func TestCommandsDoNotLinkTheStore(t *testing.T) {
 	bin := tooltest.Binaries(t)
-	for _, name := range tool.Commands {
+	for _, name := range command.Commands {
 		info, err := buildinfo.ReadFile(filepath.Join(bin, name))
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func TestOnlyBadgerkvImportsBadger(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range tool.Commands {
+	for _, name := range command.Commands {
 		out, err := exec.Command("go", "list", "-deps", "github.com/wctoolkit/wc/cmd/"+name).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", name, err)

@@ -7,16 +7,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
-	"github.com/wctoolkit/wc/cmd/internal/tool/local"
+	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/serve"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
-func run(c *tool.Ctx) error {
+func run(c *command.Ctx) error {
 	if c.Args().Len() > 0 {
-		return tool.Usagef("wc-store takes no arguments")
+		return command.Usagef("wc-store takes no arguments")
 	}
 	dir, err := c.StoreDir()
 	if err != nil {
@@ -46,10 +46,10 @@ func run(c *tool.Ctx) error {
 		}{dir, stopped})
 	}
 	if c.Duration("idle") < 0 {
-		return tool.Usagef("--idle must not be negative")
+		return command.Usagef("--idle must not be negative")
 	}
 	var printErr error
-	err = local.Serve(dir, c.Bool("sync"), timeout, c.Duration("idle"), func() {
+	err = serve.Serve(dir, c.Bool("sync"), timeout, c.Duration("idle"), func() {
 		printErr = c.PrintJSON(struct {
 			Store  string `json:"store"`
 			Socket string `json:"socket"`
@@ -60,11 +60,11 @@ func run(c *tool.Ctx) error {
 		}
 	})
 	if errors.Is(err, kvstore.ErrBusy) {
-		return &tool.Error{Code: tool.ExitBusy, Msg: err.Error(),
+		return &command.Error{Code: command.ExitBusy, Msg: err.Error(),
 			Hints: []string{"another wc-store serves it (wc-store --stop stops it), or a command holds it past --lock-timeout"}}
 	}
 	if errors.Is(err, kvstore.ErrStoreGone) {
-		return &tool.Error{Code: tool.ExitFailure, Msg: err.Error()}
+		return &command.Error{Code: command.ExitFailure, Msg: err.Error()}
 	}
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func run(c *tool.Ctx) error {
 
 // check verifies the store at rest: its resident process, if any, closes
 // it first.
-func check(c *tool.Ctx, dir string, timeout time.Duration) error {
+func check(c *command.Ctx, dir string, timeout time.Duration) error {
 	if _, err := remote.Shutdown(dir, timeout); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func check(c *tool.Ctx, dir string, timeout time.Duration) error {
 		return err
 	}
 	if !report.OK {
-		return tool.Partial(&tool.Error{Code: tool.ExitDamaged, Msg: fmt.Sprintf("store %s is damaged: %s, listed in the report", dir, count(len(report.Problems), "problem")),
+		return command.Partial(&command.Error{Code: command.ExitDamaged, Msg: fmt.Sprintf("store %s is damaged: %s, listed in the report", dir, count(len(report.Problems), "problem")),
 			Hints: []string{"wc-store --salvage NEWDIR copies every intact session into a new store"}})
 	}
 	return nil
@@ -94,17 +94,17 @@ func check(c *tool.Ctx, dir string, timeout time.Duration) error {
 
 // salvage copies the intact sessions into a new store, with the store at
 // rest.
-func salvage(c *tool.Ctx, dir string, timeout time.Duration) error {
+func salvage(c *command.Ctx, dir string, timeout time.Duration) error {
 	into := c.String("salvage")
 	if into == "" {
-		return tool.Usagef("--salvage needs a directory for the new store")
+		return command.Usagef("--salvage needs a directory for the new store")
 	}
 	into, err := filepath.Abs(into)
 	if err != nil {
 		return err
 	}
 	if into == dir {
-		return tool.Usagef("--salvage copies into a new store, not into the store it reads")
+		return command.Usagef("--salvage copies into a new store, not into the store it reads")
 	}
 	if _, err := remote.Shutdown(dir, timeout); err != nil {
 		return err
@@ -117,7 +117,7 @@ func salvage(c *tool.Ctx, dir string, timeout time.Duration) error {
 		return err
 	}
 	if !report.OK {
-		return tool.Partial(&tool.Error{Code: tool.ExitDamaged, Msg: fmt.Sprintf("salvaged %s into %s, %d unverified; %s lost, listed in the report", count(len(report.Salvaged), "session"), into, len(report.Unverified), count(len(report.Lost), "session"))})
+		return command.Partial(&command.Error{Code: command.ExitDamaged, Msg: fmt.Sprintf("salvaged %s into %s, %d unverified; %s lost, listed in the report", count(len(report.Salvaged), "session"), into, len(report.Unverified), count(len(report.Lost), "session"))})
 	}
 	return nil
 }

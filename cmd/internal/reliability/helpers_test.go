@@ -85,7 +85,7 @@ func (r *runner) direct() *runner { return r.withEnv("WC_DIRECT=1", "WC_RESIDENT
 
 // resident is a runner whose commands go through the resident store
 // process, started on demand, that keeps the store open between commands
-// (the default; cmd/internal/tool).
+// (the default; cmd/internal/command).
 func (r *runner) resident() *runner { return r.withEnv("WC_RESIDENT=", "WC_DIRECT=") }
 
 func (r *runner) withEnv(kv ...string) *runner {
@@ -605,7 +605,7 @@ func copyDir(dst, src string) error {
 
 // residentPIDs lists the resident store processes serving storeDir: the
 // processes a command started with WC_STORE_SERVE=storeDir (see
-// cmd/internal/tool). Processes that are not ours cannot be read and are
+// cmd/internal/command). Processes that are not ours cannot be read and are
 // skipped.
 func residentPIDs(storeDir string) []int {
 	want := []byte("WC_STORE_SERVE=" + storeDir)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 	"github.com/wctoolkit/wc/pkg/session/store/storetest"
@@ -19,7 +19,7 @@ func TestContract(t *testing.T) {
 	ask := func(mode store.Mode) remote.Ask { return remote.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
 	t.Run("resident", func(t *testing.T) {
 		storetest.Run(t, storetest.Target{Shared: true, Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
-			h, err := tool.DialResident(dir, ask(mode))
+			h, err := open.DialResident(dir, ask(mode))
 			if err != nil || h == nil {
 				t.Fatalf("no resident store process for %s: %v", dir, err)
 			}
@@ -29,7 +29,7 @@ func TestContract(t *testing.T) {
 	})
 	t.Run("private", func(t *testing.T) {
 		storetest.Run(t, storetest.Target{Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
-			h, err := tool.OpenPrivate(dir, ask(mode), false, false)
+			h, err := open.OpenPrivate(dir, ask(mode), false, false)
 			if err != nil {
 				t.Fatalf("private store process for %s: %v", dir, err)
 			}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
@@ -149,7 +149,7 @@ func goEnv(t testscript.T) map[string]string {
 
 // CheckManPage fails when man/<name>.1 differs from what spec generates;
 // with -update it rewrites the page.
-func CheckManPage(t *testing.T, spec *tool.Spec) {
+func CheckManPage(t *testing.T, spec *command.Spec) {
 	t.Helper()
 	path := filepath.Join(ModuleRoot(t), "man", spec.Name+".1")
 	want := spec.ManPage()

@@ -1,4 +1,4 @@
-package tool
+package command
 
 import (
 	"crypto/rand"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
@@ -30,14 +31,10 @@ func commonFlags() []cli.Flag {
 			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
 		&cli.StringFlag{Name: "completion", Usage: "print the completion script of every wc command for `SHELL` (bash, zsh or fish), and do nothing else"},
-		&cli.BoolFlag{Name: "other-owner", EnvVars: []string{OtherOwnerEnv},
+		&cli.BoolFlag{Name: "other-owner", EnvVars: []string{open.OtherOwnerEnv},
 			Usage: "read a store that belongs to another user (as root reads a user's): the command only reads, writes nothing there, not even a lock file, and talks to no store process; without it such a store is refused"},
 	}
 }
-
-// OtherOwnerEnv is --other-owner's variable; a private store process reads
-// it too.
-const OtherOwnerEnv = "WC_OTHER_OWNER"
 
 // CommonEnv documents the variables every command reads.
 var CommonEnv = []EnvVar{
@@ -139,17 +136,6 @@ func (c *Ctx) OpenBatch(mode store.Mode) (store.Handle, error) {
 	return c.open(mode, true, firstAsk{})
 }
 
-// DirectOptions is how a command opens the store without the resident
-// process (see Spec.Direct).
-type DirectOptions struct {
-	Dir         string
-	Mode        store.Mode
-	LockTimeout time.Duration
-	Sync        bool
-	Bulk        bool // batch work: see OpenBatch
-	OtherOwner  bool // --other-owner: see storedir.Trust
-}
-
 func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
@@ -185,19 +171,19 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 	switch {
 	case trust.OtherOwner:
 		// Its store process is not ours to talk to, nor to stop.
-	case batch || forcedDirect():
+	case batch || open.ForcedDirect():
 		// A resident process would hold the store until it idles.
 		_, _ = remote.Shutdown(dir, 0)
-	case resident(dir, mode):
-		st, err = DialResident(dir, ask)
+	case open.Resident(dir, mode):
+		st, err = open.DialResident(dir, ask)
 	}
 	if st == nil && err == nil {
 		ask.LockTimeout = max(0, timeout-time.Since(start))
 		if c.Spec.Direct != nil {
-			st, err = c.Spec.Direct(DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch,
+			st, err = c.Spec.Direct(open.DirectOptions{Dir: dir, Mode: mode, LockTimeout: ask.LockTimeout, Sync: c.Bool("sync"), Bulk: batch,
 				OtherOwner: trust.OtherOwner})
 		} else {
-			st, err = OpenPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
+			st, err = open.OpenPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
 		}
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package local
+package serve
 
 import (
 	"errors"
@@ -11,14 +11,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
-// Open opens the store in this process: tool.Spec.Direct.
-func Open(o tool.DirectOptions) (store.Handle, error) {
+// Open opens the store in this process: command.Spec.Direct.
+func Open(o open.DirectOptions) (store.Handle, error) {
 	st, err := kvstore.Open(kvstore.Options{Dir: o.Dir, LockTimeout: o.LockTimeout, Sync: o.Sync, Bulk: o.Bulk, OtherOwner: o.OtherOwner}, o.Mode)
 	if err != nil {
 		return nil, err
@@ -34,17 +35,17 @@ const residentMemoryLimit = 40 << 20
 // ServeIfAsked runs the store process this process was started as, if it
 // was started as one by a command, and reports whether it was.
 func ServeIfAsked() bool {
-	if dir := os.Getenv(tool.PrivateEnv); dir != "" {
+	if dir := os.Getenv(open.PrivateEnv); dir != "" {
 		servePrivate(dir)
 		return true
 	}
-	dir := os.Getenv(tool.ServeEnv)
+	dir := os.Getenv(open.ServeEnv)
 	if dir == "" {
 		return false
 	}
 	syscall.Umask(0o077)
 	var status *os.File
-	if fd, err := strconv.Atoi(os.Getenv(tool.ServeStatusEnv)); err == nil && fd > 2 {
+	if fd, err := strconv.Atoi(os.Getenv(open.ServeStatusEnv)); err == nil && fd > 2 {
 		status = os.NewFile(uintptr(fd), "status")
 	}
 	report := func(b byte) {
@@ -54,23 +55,23 @@ func ServeIfAsked() bool {
 			status = nil
 		}
 	}
-	wait, _ := time.ParseDuration(os.Getenv(tool.ServeWaitEnv))
+	wait, _ := time.ParseDuration(os.Getenv(open.ServeWaitEnv))
 	// Nobody reads this process's output. ErrStoreGone: exit at once.
-	err := Serve(dir, tool.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(tool.StatusReady) })
+	err := Serve(dir, open.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(open.StatusReady) })
 	if errors.Is(err, kvstore.ErrBusy) {
-		report(tool.StatusBusy)
+		report(open.StatusBusy)
 	}
-	report(tool.StatusFailed) // unless it reported already
+	report(open.StatusFailed) // unless it reported already
 	return true
 }
 
 // IdleFromEnv is how long the resident process waits for a command:
-// WC_RESIDENT_IDLE, else tool.ResidentIdle.
+// WC_RESIDENT_IDLE, else open.ResidentIdle.
 func IdleFromEnv() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(tool.ResidentIdleEnv)); err == nil && d > 0 {
+	if d, err := time.ParseDuration(os.Getenv(open.ResidentIdleEnv)); err == nil && d > 0 {
 		return d
 	}
-	return tool.ResidentIdle
+	return open.ResidentIdle
 }
 
 // Serve runs the resident store process of dir until it has been idle
@@ -135,10 +136,10 @@ func servePrivate(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
-	opts := kvstore.Options{Dir: dir, Sync: tool.EnvTrue("WC_SYNC"), OtherOwner: tool.EnvTrue(tool.OtherOwnerEnv)}
+	opts := kvstore.Options{Dir: dir, Sync: open.EnvTrue("WC_SYNC"), OtherOwner: open.EnvTrue(open.OtherOwnerEnv)}
 	err := kvstore.ServePrivate(opts, remote.NewSocket(privateFD), func() { close(opened) })
 	if err != nil {
-		os.Exit(tool.ExitFailure)
+		os.Exit(command.ExitFailure)
 	}
 }
 
@@ -161,7 +162,7 @@ func exitWhenOrphaned(fd int, opened <-chan struct{}) {
 			case <-opened:
 				return
 			default:
-				os.Exit(tool.ExitFailure)
+				os.Exit(command.ExitFailure)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package tool
+package command
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
@@ -37,7 +38,7 @@ type Spec struct {
 	// process cannot serve it (WC_DIRECT=1, a store no resident process
 	// can open) and for batch work. Commands without it do not link the
 	// store: they start a private wc-store for such a command instead.
-	Direct func(DirectOptions) (store.Handle, error)
+	Direct func(open.DirectOptions) (store.Handle, error)
 	// Signals, when set, says (for the man page) what SIGINT and SIGTERM
 	// do to a command that acts on them: once its batch has the store, it
 	// checks Ctx.Context between the items (see Interrupted), or it

@@ -1,4 +1,4 @@
-package tool_test
+package command_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/wctoolkit/wc/cmd/internal/tool"
+	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/cmd/internal/tooltest"
 )
 
@@ -17,11 +17,11 @@ import (
 // on the same line.
 func TestProgressClearedBeforeError(t *testing.T) {
 	master, tty := tooltest.OpenPTY(t, 80, 24)
-	spec := &tool.Spec{Name: "wc-test", Flags: func() []cli.Flag { return nil }, Action: func(c *tool.Ctx) error {
+	spec := &command.Spec{Name: "wc-test", Flags: func() []cli.Flag { return nil }, Action: func(c *command.Ctx) error {
 		c.Progress("working", 3)(1)
 		return errors.New("boom")
 	}}
-	if code := tool.Run(spec, []string{"wc-test"}, strings.NewReader(""), io.Discard, tty); code != tool.ExitFailure {
+	if code := command.Run(spec, []string{"wc-test"}, strings.NewReader(""), io.Discard, tty); code != command.ExitFailure {
 		t.Fatalf("exit %d", code)
 	}
 	tty.Close()

@@ -1,10 +1,11 @@
-package tool
+package command
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
@@ -81,12 +82,15 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 // exitStatus maps an error from any layer to its exit status and hints.
 func exitStatus(err error) (int, []string) {
 	var te *Error
+	var failed *open.FailedError
 	var inv *session.InvalidError
 	var ref *store.RefError
 	var branchErr *session.BranchError
 	switch {
 	case errors.As(err, &te):
 		return te.Code, te.Hints
+	case errors.As(err, &failed):
+		return ExitFailure, failed.Hints
 	case errors.Is(err, store.ErrUnsafe), errors.Is(err, store.ErrNoSpace):
 		var ke *store.KindError
 		errors.As(err, &ke)

@@ -1,4 +1,4 @@
-package tool
+package open
 
 import (
 	"errors"
@@ -41,15 +41,15 @@ const (
 	StatusFailed = 'e' // it cannot serve this store: open it directly
 )
 
-// forcedDirect reports whether the user asked to open the store in the
+// ForcedDirect reports whether the user asked to open the store in the
 // command itself: WC_DIRECT=1, or WC_RESIDENT=0.
-func forcedDirect() bool { return EnvTrue(directEnv) || envFalse(residentEnv) }
+func ForcedDirect() bool { return EnvTrue(directEnv) || envFalse(residentEnv) }
 
-// resident reports whether a command should go through the resident
+// Resident reports whether a command should go through the resident
 // process: by default, but not when forced direct, and not for a reader of
 // a store that does not exist yet (readers create nothing).
-func resident(dir string, mode store.Mode) bool {
-	if forcedDirect() {
+func Resident(dir string, mode store.Mode) bool {
+	if ForcedDirect() {
 		return false
 	}
 	if mode == store.Read {

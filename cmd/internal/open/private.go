@@ -1,4 +1,4 @@
-package tool
+package open
 
 import (
 	"errors"
@@ -13,6 +13,20 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
+
+// OtherOwnerEnv is --other-owner's variable; a private store process reads
+// it too.
+const OtherOwnerEnv = "WC_OTHER_OWNER"
+
+// FailedError is a store that this install cannot open (no wc-store, one
+// of another build): the command fails with its general status, and
+// prints the hints.
+type FailedError struct {
+	Msg   string
+	Hints []string
+}
+
+func (e *FailedError) Error() string { return e.Msg }
 
 // storeProgramEnv names the wc-store to run, for installs that keep it
 // apart from the other commands.
@@ -33,7 +47,7 @@ func storeProgram() (string, error) {
 	if p, err := exec.LookPath("wc-store"); err == nil {
 		return p, nil
 	}
-	return "", &Error{Code: ExitFailure, Msg: "cannot find wc-store, which opens the store",
+	return "", &FailedError{Msg: "cannot find wc-store, which opens the store",
 		Hints: []string{"install it beside this command or on PATH (go install ./cmd/...), or set " + storeProgramEnv}}
 }
 
@@ -74,7 +88,7 @@ func OpenPrivate(dir string, ask remote.Ask, sync, otherOwner bool) (store.Handl
 		werr := cmd.Wait()
 		switch {
 		case errors.Is(err, remote.ErrOtherProtocol):
-			return nil, &Error{Code: ExitFailure, Msg: "store: " + program + " comes from another wc build than this command",
+			return nil, &FailedError{Msg: "store: " + program + " comes from another wc build than this command",
 				Hints: []string{"install the wc commands together (go install ./cmd/...), or set " + storeProgramEnv}}
 		case errors.Is(err, remote.ErrNoServer):
 			return nil, fmt.Errorf("store: %s exited before it answered (%v)", program, werr)

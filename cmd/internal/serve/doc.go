@@ -1,0 +1,11 @@
+// Package serve opens the store in this process: wc-store serves it to the
+// other commands (as the resident store process, or privately to one
+// command that opens the store directly), and wc-compact opens it for its
+// batches. It is the only command package that links the store's logic;
+// the others reach it through package remote.
+//
+// (Named for wc-store's part, most of it; wc-compact uses only Open.)
+//
+// It imports cmd/internal/command, cmd/internal/open and the store (store,
+// store/kvstore, store/remote).
+package serve
