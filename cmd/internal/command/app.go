@@ -115,37 +115,11 @@ type Ctx struct {
 	out       Output
 	closers   []func() error
 	stdoutTTY bool
-	given     map[string]bool // see IsSet
 	// progressShown: a progress line is on stderr, to be cleared before
 	// an error line.
 	progressShown bool
 	interrupt     context.CancelCauseFunc
 	catching      bool // catchSignals was called
-}
-
-// IsSet reports whether a flag was given, on the command line or through
-// its environment variable, as cli.Context.IsSet does; that one looks every
-// flag's names up again (through a regular expression) at each call, which
-// a dozen calls made a twentieth of a short command's time.
-func (c *Ctx) IsSet(name string) bool {
-	if c.given == nil {
-		c.given = map[string]bool{}
-		onCommandLine := map[string]bool{}
-		for _, n := range c.Context.LocalFlagNames() {
-			onCommandLine[n] = true
-		}
-		for _, f := range c.App.Flags {
-			names := f.Names()
-			set := f.IsSet()
-			for _, n := range names {
-				set = set || onCommandLine[n]
-			}
-			for _, n := range names {
-				c.given[n] = set
-			}
-		}
-	}
-	return c.given[name]
 }
 
 // Out is where results go. Main prints them only after the store is
@@ -159,9 +133,6 @@ func (c *Ctx) StdoutIsTerminal() bool { return c.stdoutTTY }
 // 2 with an empty stdout, and nothing exits inside Run.
 func (spec *Spec) App() *cli.App {
 	flags := append(commonFlags(), spec.Flags()...)
-	for i, f := range flags {
-		flags[i] = keepNames(f)
-	}
 	return &cli.App{
 		Name:                   spec.Name,
 		Usage:                  spec.Summary,
@@ -177,76 +148,6 @@ func (spec *Spec) App() *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
-}
-
-// urfave/cli computes a flag's names through a regular expression at every
-// Names call, and a parse makes one per flag for each flag it looks up
-// (runFlagActions asks IsSet of every flag, which scans them all), a
-// share of every cold command (BenchmarkRunAppend). These flags compute them once; every other
-// method is the embedded flag's.
-type (
-	boolFlag struct {
-		*cli.BoolFlag
-		names []string
-	}
-	stringFlag struct {
-		*cli.StringFlag
-		names []string
-	}
-	stringSliceFlag struct {
-		*cli.StringSliceFlag
-		names []string
-	}
-	intFlag struct {
-		*cli.IntFlag
-		names []string
-	}
-	uint64Flag struct {
-		*cli.Uint64Flag
-		names []string
-	}
-	float64Flag struct {
-		*cli.Float64Flag
-		names []string
-	}
-	durationFlag struct {
-		*cli.DurationFlag
-		names []string
-	}
-)
-
-func (f *boolFlag) Names() []string        { return f.names }
-func (f *stringFlag) Names() []string      { return f.names }
-func (f *stringSliceFlag) Names() []string { return f.names }
-func (f *intFlag) Names() []string         { return f.names }
-func (f *uint64Flag) Names() []string      { return f.names }
-func (f *float64Flag) Names() []string     { return f.names }
-func (f *durationFlag) Names() []string    { return f.names }
-
-// keepNames is f with its names computed once, for the kinds of flag the
-// commands use.
-func keepNames(f cli.Flag) cli.Flag {
-	names := f.Names()
-	switch f := f.(type) {
-	case *cli.BoolFlag:
-		if f.Hidden {
-			return f // bash completion hides only a *cli.BoolFlag that says so
-		}
-		return &boolFlag{f, names}
-	case *cli.StringFlag:
-		return &stringFlag{f, names}
-	case *cli.StringSliceFlag:
-		return &stringSliceFlag{f, names}
-	case *cli.IntFlag:
-		return &intFlag{f, names}
-	case *cli.Uint64Flag:
-		return &uint64Flag{f, names}
-	case *cli.Float64Flag:
-		return &float64Flag{f, names}
-	case *cli.DurationFlag:
-		return &durationFlag{f, names}
-	}
-	return f
 }
 
 // Main runs the command with the process's arguments and streams and exits.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"os/signal"
 	"reflect"
 	"regexp"
@@ -46,84 +45,10 @@ func TestReorderArgs(t *testing.T) {
 		{"wc --text --help 3f2a", "wc --text --help -- 3f2a"}, // the text "--help"
 		{"wc 3f2a -- --help", "wc -- 3f2a --help"},
 	}
-	kept := make([]cli.Flag, len(flags))
-	for i, f := range flags {
-		kept[i] = keepNames(f)
-	}
 	for _, c := range cases {
-		for _, fs := range [][]cli.Flag{flags, kept} {
-			got := strings.Join(reorderArgs(strings.Fields(c.in), fs), " ")
-			if got != c.want {
-				t.Errorf("%q: got %q, want %q", c.in, got, c.want)
-			}
-		}
-	}
-}
-
-// Flags that keep their names parse, report and document themselves as
-// urfave/cli's own do.
-func TestKeptNames(t *testing.T) {
-	flags := func() []cli.Flag {
-		return []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "change nothing"},
-			&cli.BoolFlag{Name: "sync", EnvVars: []string{"TEST_KEPT_SYNC"}},
-			&cli.BoolFlag{Name: "secret", Hidden: true},
-			&cli.BoolFlag{Name: "quiet", DisableDefaultText: true, Usage: "say less"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "output `FORMAT`"},
-			&cli.StringFlag{Name: "text"},
-			&cli.StringSliceFlag{Name: "rule", Usage: "rule `NAME` (repeatable)"},
-			&cli.IntFlag{Name: "limit", Value: 3},
-			&cli.Uint64Flag{Name: "max-tokens"},
-			&cli.Float64Flag{Name: "temperature"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: time.Second},
-		}
-	}
-	t.Setenv("TEST_KEPT_SYNC", "true")
-	run := func(keep bool, args ...string) string {
-		fs := flags()
-		if keep {
-			for i, f := range fs {
-				fs[i] = keepNames(f)
-			}
-			for _, f := range fs {
-				b, ok := f.(*cli.BoolFlag)
-				special := ok && b.Hidden
-				if reflect.TypeOf(f).Elem().PkgPath() == "github.com/urfave/cli/v2" && !special {
-					t.Fatalf("%T keeps no names", f)
-				}
-			}
-		}
-		var out bytes.Buffer
-		app := &cli.App{Name: "wc-test", Flags: fs, Writer: &out, ErrWriter: &out, HideHelpCommand: true, EnableBashCompletion: true,
-			ExitErrHandler: func(*cli.Context, error) {},
-			Action: func(c *cli.Context) error {
-				fmt.Fprintln(&out, c.Bool("n"), c.Bool("sync"), c.String("f"), c.String("text"), c.StringSlice("rule"),
-					c.Int("limit"), c.Uint64("max-tokens"), c.Float64("temperature"), c.Duration("lock-timeout"))
-				for _, n := range []string{"dry-run", "n", "sync", "format", "text", "rule", "limit", "max-tokens", "temperature", "lock-timeout"} {
-					fmt.Fprint(&out, n, "=", c.IsSet(n), " ")
-				}
-				return nil
-			}}
-		// Bash completion reads os.Args itself.
-		saved := os.Args
-		defer func() { os.Args = saved }()
-		os.Args = append([]string{"wc-test"}, args...)
-		if err := app.Run(os.Args); err != nil {
-			fmt.Fprintln(&out, "error:", err)
-		}
-		return out.String()
-	}
-	for _, args := range [][]string{
-		nil,
-		{"-n", "-f", "text", "--rule", "a", "--rule", "b", "--limit", "7", "--max-tokens", "9", "--temperature", "0.5", "--lock-timeout", "2s"},
-		{"--dry-run=false", "--text", "hi", "--format=md"},
-		{"--help"},
-		{"-", "--generate-bash-completion"},
-		{"--limit", "x"},
-		{"--nope"},
-	} {
-		if got, want := run(true, args...), run(false, args...); got != want {
-			t.Errorf("%q:\n got  %q\n want %q", args, got, want)
+		got := strings.Join(reorderArgs(strings.Fields(c.in), flags), " ")
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -251,8 +176,6 @@ func TestManPageSections(t *testing.T) {
 	}
 }
 
-// Ctx.IsSet answers as cli.Context.IsSet does, for flags given by name, by
-// alias, through their environment variable, or not at all.
 // --help shows the defaults the man page shows: none for a zero value,
 // whose usage says what happens then.
 func TestHelpDefaultsMatchTheManPage(t *testing.T) {
@@ -276,35 +199,6 @@ func TestHelpDefaultsMatchTheManPage(t *testing.T) {
 	}
 	if strings.Contains(help, "(default: 0)") || strings.Contains(help, "(default: false)") {
 		t.Errorf("help shows a zero default:\n%s", help)
-	}
-}
-
-func TestIsSetMatchesCli(t *testing.T) {
-	t.Setenv("WC_TEST_FROM_ENV", "x")
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "text", Aliases: []string{"t"}},
-		&cli.StringFlag{Name: "file"},
-		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}},
-		&cli.BoolFlag{Name: "error"},
-		&cli.StringFlag{Name: "from-env", EnvVars: []string{"WC_TEST_FROM_ENV"}},
-		&cli.StringFlag{Name: "unset-env", EnvVars: []string{"WC_TEST_UNSET"}},
-		&cli.StringSliceFlag{Name: "rule"},
-		&cli.IntFlag{Name: "limit", Aliases: []string{"l"}},
-	}
-	names := []string{"text", "t", "file", "dry-run", "n", "error", "from-env", "unset-env", "rule", "limit", "l", "help", "nonexistent"}
-	for _, args := range []string{"x", "x -t hi -n", "x --text= --error --rule a --rule b", "x -l 3 --file f", "x --dry-run --limit 0"} {
-		app := &cli.App{Name: "x", Flags: flags, Action: func(cc *cli.Context) error {
-			c := &Ctx{Context: cc}
-			for _, n := range names {
-				if got, want := c.IsSet(n), cc.IsSet(n); got != want {
-					t.Errorf("%q: IsSet(%q) = %v, cli says %v", args, n, got, want)
-				}
-			}
-			return nil
-		}}
-		if err := app.Run(strings.Fields(args)); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
