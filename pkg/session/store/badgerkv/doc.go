@@ -4,9 +4,11 @@
 // open.go), the classification of Badger's errors (errors.go), and the
 // maintenance only Badger has (maintain.go: level-0 merges, table counts,
 // pinning tables, checksums, the copy of a rebuild), which the store
-// reaches through an interface it type-asserts (store.dirEngine). The
-// store directory around the database (its lock, turnstile, recovery of a
-// rebuild, page release) is the store's.
+// reaches through an interface it type-asserts (kvstore.dirEngine), and
+// the release of the table pages Badger maps (pages_linux.go), which the
+// store calls by name: it releases them while Badger opens, before there
+// is an engine to assert. The store directory around the database (its
+// lock, turnstile, recovery of a rebuild) is the store's.
 //
 // It is the only package that imports Badger, and only the store may
 // import it, so that only the commands that open a store directory

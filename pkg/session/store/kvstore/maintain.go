@@ -111,7 +111,7 @@ func (s *Store) rebuildKeeping(keep func(key []byte) bool) error {
 	// store peaked at 817 MiB, mostly those pages. Page them out as it goes.
 	err = releasing(func() error { return d.CopyTo(dst, keep) }, func() {
 		for _, dir := range []string{s.dbDir(), newDir} {
-			_, _ = releaseTablePages(dir, func(uint64) bool { return false })
+			_, _ = badgerkv.ReleaseTablePages(dir, func(uint64) bool { return false })
 		}
 	})
 	if cerr := dst.Close(); err == nil {

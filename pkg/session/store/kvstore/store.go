@@ -520,10 +520,10 @@ func (s *Store) tryOpenBadger(opt badgerkv.Config) (e kv.Engine, err error) {
 	if s.bulk {
 		// Opening reads the index and last block of every table, which
 		// maps about 70 KB of each: 134 MB for a 1.6 GB store. No table
-		// is pinned yet, so they are paged out (see releaseTablePages).
+		// is pinned yet, so they are paged out (see badgerkv.ReleaseTablePages).
 		dir := s.dbDir()
 		err = releasing(func() (err error) { e, err = openEngine(opt); return err },
-			func() { _, _ = releaseTablePages(dir, func(uint64) bool { return false }) })
+			func() { _, _ = badgerkv.ReleaseTablePages(dir, func(uint64) bool { return false }) })
 		return e, err
 	}
 	return openEngine(opt)
@@ -800,7 +800,7 @@ const listReleaseEvery = 128
 var releaseEvery = 4 << 20
 
 // releasePages drops from this process the table pages it has touched (see
-// releaseTablePages), best effort, and returns how many mappings it found.
+// badgerkv.ReleaseTablePages), best effort, and returns how many mappings it found.
 // Discarding a table's pages is safe only while the table stays open: one
 // closed meanwhile (a merge's input) is unmapped, and its range could hold
 // other memory by the time of the madvise. So:
@@ -830,7 +830,7 @@ func (s *Store) releasePages() int {
 		pinned, unpin = d.PinTables()
 		defer unpin()
 	}
-	n, _ := releaseTablePages(s.dbDir(), pinned)
+	n, _ := badgerkv.ReleaseTablePages(s.dbDir(), pinned)
 	return n
 }
 

@@ -1,4 +1,4 @@
-package kvstore
+package badgerkv
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 // madvPageout is MADV_PAGEOUT (Linux 5.4), which package syscall lacks.
 const madvPageout = 21
 
-// releaseTablePages drops this process's mappings of the pages of the
+// ReleaseTablePages drops this process's mappings of the pages of the
 // table files under dbDir, and returns how many mappings it found. Badger
 // maps every table it opens with MAP_SHARED and never unmaps a page it has
 // read or written until the table closes, so a batch that reads the whole
@@ -28,7 +28,7 @@ const madvPageout = 21
 // those it uses MADV_PAGEOUT, which reclaims but never discards: a clean
 // file page leaves the page cache, an anonymous page goes to swap or stays.
 // Kernels before 5.4 refuse it, and those mappings are left as they are.
-func releaseTablePages(dbDir string, pinned func(id uint64) bool) (int, error) {
+func ReleaseTablePages(dbDir string, pinned func(id uint64) bool) (int, error) {
 	// The maps name files by their real path; the resident process reaches
 	// its store through /proc/self/fd.
 	if real, err := filepath.EvalSymlinks(dbDir); err == nil {
