@@ -9,5 +9,5 @@
 // scripts/crash-test.sh runs the crash suite for as many iterations as asked.
 //
 // It is tests only; they import cmd/internal/tooltest, the model and the
-// store (store, store/client, store/record).
+// store (store, store/kvstore, store/remote, store/record).
 package reliability

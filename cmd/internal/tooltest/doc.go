@@ -3,6 +3,6 @@
 // script exercises real processes, real pipes and a real store; it also
 // checks man pages against the command definitions (CheckManPage).
 //
-// Only tests import it. It imports testscript, cmd/internal/tool and
-// store/client.
+// Only tests import it. It imports testscript, cmd/internal/command and
+// the store's API and client (store, store/remote).
 package tooltest
