@@ -5,22 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
-	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 	"github.com/wctoolkit/wc/pkg/session/store/wire"
 )
-
-// SocketPath is where the resident process of the store in dir listens.
-func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 
 // Client is a command's connection to a store process. Like a store opened
 // in the process, it holds the store's lock (the server's) from Dial to
@@ -75,25 +66,6 @@ type Ask struct {
 	// welcome.
 	Listing     *store.ListQuery
 	ListingJSON bool
-}
-
-// Dial connects to the resident process of the store in dir and takes its
-// lock for ask.Mode, waiting up to ask.LockTimeout. It returns ErrBusy
-// when that wait timed out, and ErrNoServer when there is no resident
-// process to use.
-func Dial(dir string, ask Ask) (*Client, error) {
-	conn, err := DialSocket(filepath.Clean(dir))
-	if errors.Is(err, store.ErrUnsafe) {
-		return nil, err // another user's process listens there: never replaced silently
-	}
-	if err != nil {
-		return nil, ErrNoServer
-	}
-	c, err := connect(conn, ask, dir)
-	if err == errStale {
-		return nil, ErrNoServer
-	}
-	return c, err
 }
 
 // Attach is Dial over conn, a connection to a private store process that
@@ -172,70 +144,6 @@ func connect(conn io.ReadWriteCloser, ask Ask, dir string) (*Client, error) {
 		c.resolved[refs[i]] = &welcome.Resolved[i]
 	}
 	return c, nil
-}
-
-// maxSocketPath is the longest socket path a connect or bind takes (108
-// bytes with its NUL on Linux), with room to spare.
-const maxSocketPath = 100
-
-// DialSocket connects to the socket of the store in dir; a path too long
-// for a socket is reached through the directory's descriptor.
-func DialSocket(dir string) (io.ReadWriteCloser, error) {
-	sock := SocketPath(dir)
-	if len(sock) <= maxSocketPath {
-		return dialBlocking(sock)
-	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	return dialBlocking(SocketPath(fmt.Sprintf("/proc/self/fd/%d", fd)))
-}
-
-// Shutdown asks the resident process of dir to stop when its clients are
-// done and waits up to timeout until it has closed the store (with 0, it
-// only asks). Without a server it does nothing and reports false.
-func Shutdown(dir string, timeout time.Duration) (bool, error) {
-	dir = filepath.Clean(dir)
-	conn, err := DialSocket(dir)
-	if errors.Is(err, store.ErrUnsafe) {
-		return false, err
-	}
-	if err != nil {
-		return false, nil
-	}
-	wc := wire.NewConn(conn)
-	err = wc.Send(&wire.Hello{Proto: wire.ProtocolVersion, Op: "shutdown", Build: wire.BuildID()})
-	if timeout <= 0 {
-		// The request is read from the socket whether or not we wait.
-		conn.Close()
-		return true, nil
-	}
-	if bc, ok := conn.(*blockingConn); ok && err == nil {
-		_ = bc.setDeadline(timeout)
-		var welcome wire.Welcome
-		if err := wc.Recv(&welcome); errors.Is(err, errNoAnswer) {
-			conn.Close()
-			return true, noAnswerError(dir, bc.pid, timeout)
-		}
-	}
-	conn.Close()
-	// The server has stopped listening; it releases Dir/lock once closed.
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
-	if err != nil {
-		return true, nil
-	}
-	err = storedir.FlockUntil(f, syscall.LOCK_EX, time.Now().Add(timeout))
-	if errors.Is(err, storedir.ErrLockTimeout) {
-		return true, storedir.BusyError(dir)
-	}
-	if err != nil {
-		f.Close()
-		return true, fmt.Errorf("store: lock failed: %w", err)
-	}
-	storedir.Unlock(f)
-	return true, nil
 }
 
 // welcomeGrace is what a client allows a store process beyond its lock
