@@ -27,7 +27,7 @@ const (
 	directEnv       = "WC_DIRECT"
 	residentEnv     = "WC_RESIDENT"
 	ResidentIdleEnv = "WC_RESIDENT_IDLE"
-	ResidentIdle    = 2 * time.Second
+	ResidentIdle    = 10 * time.Minute
 	// How long, beyond its lock timeout, a command waits for the resident
 	// process it started to open the store (a crash recovery may replay a
 	// long log) before it opens the store itself.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,8 +118,17 @@ type ServeConfig struct {
 var ErrStoreGone = errors.New("store: the store directory was removed, moved or replaced")
 
 // watchInterval is how often a resident process checks that its store
-// directory and socket are still where it serves them.
-const watchInterval = 50 * time.Millisecond
+// directory and socket are still where it serves them, and whether a
+// command that opens the store itself waits at the turnstile. Once no
+// client has come for quietAfter, the process lingers on quietWatchInterval
+// instead, having given back the memory it can: a lingering process wakes a
+// few times a second, not dozens (docs/resident.md), and such a command waits
+// up to that long more.
+const (
+	watchInterval      = 50 * time.Millisecond
+	quietWatchInterval = time.Second
+	quietAfter         = 2 * time.Second
+)
 
 // Serve runs the resident store process: it opens the store in opts.Dir for
 // writing, which takes Dir/lock for as long as it runs (commands that open
@@ -189,10 +199,16 @@ func Serve(opts Options, cfg ServeConfig) error {
 	defer idle.Stop()
 	watch := time.NewTicker(watchInterval)
 	defer watch.Stop()
+	lastActive, quiet := time.Now(), false
 wait:
 	for {
 		select {
 		case <-srv.activity:
+			lastActive = time.Now()
+			if quiet {
+				quiet = false
+				watch.Reset(watchInterval)
+			}
 		case <-srv.quit:
 			srv.stopAccepting()
 			break wait
@@ -210,6 +226,12 @@ wait:
 			if turnstileHeld(d) {
 				srv.stopAccepting()
 				break wait
+			}
+			if !quiet && time.Since(lastActive) >= quietAfter && srv.idle() {
+				quiet = true
+				watch.Reset(quietWatchInterval)
+				st.releasePages()
+				debug.FreeOSMemory()
 			}
 			continue
 		}
@@ -338,6 +360,13 @@ func (s *server) watchWhile(f func()) bool {
 
 // stopIfIdle stops taking clients if none is connected, atomically with
 // the check, so that no client slips in between.
+// idle reports whether no client is connected.
+func (s *server) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active == 0
+}
+
 func (s *server) stopIfIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
