@@ -2,6 +2,8 @@ package serve
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -97,11 +99,13 @@ func Serve(dir string, sync bool, wait, idle time.Duration, ready func()) error 
 		close(stop)
 	}()
 	cfg := kvstore.ServeConfig{
-		Stop:  stop,
-		Idle:  idle,
-		Wait:  wait,
-		Ready: ready,
-		Stale: func() bool { return replaced(exe, exeInfo) },
+		Stop:   stop,
+		Idle:   idle,
+		Wait:   wait,
+		Ready:  ready,
+		Stale:  func() bool { return replaced(exe, exeInfo) },
+		Reach:  throughDescriptor,
+		Listen: listenOwnerOnly,
 	}
 	return kvstore.Serve(kvstore.Options{Dir: dir, Sync: sync}, cfg)
 }
@@ -166,4 +170,31 @@ func exitWhenOrphaned(fd int, opened <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// throughDescriptor reaches the store directory d through its descriptor
+// (/proc/self/fd/N) rather than its path, so that nothing is ever written
+// into whatever takes the path later; it also keeps the socket's path
+// short. Without /proc, the path: the server's watch must do.
+func throughDescriptor(d *os.File, info os.FileInfo) string {
+	root := fmt.Sprintf("/proc/self/fd/%d", d.Fd())
+	if fi, err := os.Stat(root); err != nil || !os.SameFile(fi, info) {
+		return d.Name()
+	}
+	return root
+}
+
+// listenOwnerOnly listens on a Unix socket at path that only this user
+// may connect to (the store process checks each peer's uid too).
+func listenOwnerOnly(path string) (net.Listener, error) {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by the server, and only while its own
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }

@@ -5,7 +5,10 @@
 // database is badgerkv's Badger engine, the only importer of Badger, whose
 // maintenance it reaches through dirEngine (maintain.go). The directory
 // around the database (lock, turnstile, recovery, integrity checks of its
-// files, salvage) is this package's.
+// files, salvage) is this package's, and so is serving the store to the
+// commands (resident.go): who gets it, for how long, the protocol's answers.
+// The process around that (the socket it listens on, how it reaches its
+// directory, signals) is cmd/internal/serve's.
 //
 // It imports the model, the store's API (package store), its records
 // (store/record), the engine interface (store/kv) and the Badger engine

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -127,4 +128,18 @@ func dialStore(opts Options, mode Mode, refs ...string) (*remote.Client, error) 
 // dialListing connects with listing q sent in the hello.
 func dialListing(opts Options, q ListQuery) (*remote.Client, error) {
 	return remote.Dial(opts.Dir, remote.Ask{Mode: Read, LockTimeout: opts.LockTimeout, Listing: &q})
+}
+
+// served is cfg with the socket a resident process makes (wc-store's own
+// listener, in cmd/internal/serve, also reaches the directory through its
+// descriptor).
+func served(cfg ServeConfig) ServeConfig {
+	cfg.Listen = func(path string) (net.Listener, error) {
+		ln, err := net.Listen("unix", path)
+		if err == nil {
+			ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		}
+		return ln, err
+	}
+	return cfg
 }

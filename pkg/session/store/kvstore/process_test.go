@@ -82,7 +82,7 @@ func runChild(role, dir string) error {
 		}
 		return errors.New("the move finished without crashing")
 	case "serve": // a resident store process, killed by the test
-		return Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute})
+		return Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Minute}))
 	case "append", "read": // one command per iteration, like wc-append / wc-export
 		id, worker := os.Getenv("WC_STORE_TEST_ID"), os.Getenv("WC_STORE_TEST_WORKER")
 		n, _ := strconv.Atoi(os.Getenv("WC_STORE_TEST_N"))

@@ -108,6 +108,15 @@ type ServeConfig struct {
 	Stale func() bool
 	// Stop, when closed, stops the process as when it idles (on SIGTERM).
 	Stop <-chan struct{}
+	// Reach names the path the process reaches the store directory d by
+	// (info is d's); the store is opened and its socket made there. The
+	// process may reach it through d itself, so that nothing is ever
+	// written into whatever takes the directory's path later. Nil: its path.
+	Reach func(d *os.File, info os.FileInfo) string
+	// Listen makes the socket at path and listens on it, owner-only; the
+	// listener must not remove it on Close: the server does, while it is
+	// still its own. Required.
+	Listen func(path string) (net.Listener, error)
 }
 
 // ErrStoreGone is returned by Serve when the store directory was removed,
@@ -141,6 +150,9 @@ func Serve(opts Options, cfg ServeConfig) error {
 	if opts.Dir == "" {
 		return errors.New("store: no store directory given")
 	}
+	if cfg.Listen == nil {
+		return errors.New("store: no way to listen for commands given")
+	}
 	if _, err := storedir.CheckStore(dir, storedir.Trust{}); err != nil {
 		return err
 	}
@@ -161,12 +173,9 @@ func Serve(opts Options, cfg ServeConfig) error {
 		d.Close()
 		return notStoreError(dir, true)
 	}
-	// Badger and the socket are reached through the directory itself
-	// rather than its path, so that nothing is ever written into whatever
-	// takes the path later; it also keeps the socket's path short.
-	root := fmt.Sprintf("/proc/self/fd/%d", d.Fd())
-	if fi, err := os.Stat(root); err != nil || !os.SameFile(fi, dirInfo) {
-		root = dir // no /proc: the watch below must do
+	root := dir
+	if cfg.Reach != nil {
+		root = cfg.Reach(d, dirInfo)
 	}
 	st, err := openServed(opts, dir, root, d, cfg.Wait)
 	if err != nil {
@@ -175,14 +184,12 @@ func Serve(opts Options, cfg ServeConfig) error {
 	}
 	sock := remote.SocketPath(root)
 	_ = os.Remove(sock) // left by a server that died; we hold the lock now
-	ln, err := net.Listen("unix", sock)
+	ln, err := cfg.Listen(sock)
 	if err != nil {
 		st.Close()
 		d.Close()
 		return mapErr("listen", err)
 	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by us, and only while ours
-	_ = os.Chmod(sock, 0o600)
 	sockInfo, err := os.Lstat(sock)
 	if err != nil {
 		st.Close()

@@ -25,7 +25,7 @@ import (
 func serve(t testing.TB, dir string, idle time.Duration) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Serve(Options{Dir: dir}, ServeConfig{Idle: idle}) }()
+	go func() { done <- Serve(Options{Dir: dir}, served(ServeConfig{Idle: idle})) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if c, err := dialStore(Options{Dir: dir, LockTimeout: time.Second}, Read); err == nil {
@@ -178,7 +178,7 @@ func TestResidentLocking(t *testing.T) {
 func TestResidentLifecycle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	done := serve(t, dir, 300*time.Millisecond)
-	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Second}); !errors.Is(err, ErrBusy) {
+	if err := Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Second})); !errors.Is(err, ErrBusy) {
 		t.Errorf("second server: %v", err)
 	}
 	id := testID(0x12345678, 2)
@@ -322,7 +322,7 @@ func TestResidentMakesWay(t *testing.T) {
 			done := make(chan error, 1)
 			ready := make(chan struct{})
 			go func() {
-				done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Ready: func() { close(ready) }, Stale: stale.Load})
+				done <- Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Minute, Ready: func() { close(ready) }, Stale: stale.Load}))
 			}()
 			<-ready
 			busy := dial(t, dir, Read) // a client being served when it happens
@@ -370,7 +370,7 @@ func TestResidentMakesWay(t *testing.T) {
 func TestResidentWaitsForTheStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	direct := open(t, dir, Write)
-	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
+	if err := Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Minute, Wait: time.Hour})); !errors.Is(err, ErrBusy) {
 		t.Errorf("a resident process beside a command that opened the store itself: %v", err)
 	}
 	mustClose(t, direct)
@@ -384,7 +384,7 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 	done := make(chan error, 1)
 	ready := make(chan struct{})
 	go func() {
-		done <- Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Minute, Ready: func() { close(ready) }})
+		done <- Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Minute, Wait: time.Minute, Ready: func() { close(ready) }}))
 	}()
 	select {
 	case <-ready:
@@ -395,7 +395,7 @@ func TestResidentWaitsForTheStore(t *testing.T) {
 	}
 	held.Close()
 	<-ready
-	if err := Serve(Options{Dir: dir}, ServeConfig{Idle: time.Minute, Wait: time.Hour}); !errors.Is(err, ErrBusy) {
+	if err := Serve(Options{Dir: dir}, served(ServeConfig{Idle: time.Minute, Wait: time.Hour})); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second process beside an answering one: %v", err)
 	}
 	if _, err := remote.Shutdown(dir, 10*time.Second); err != nil {
