@@ -241,6 +241,8 @@ func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 				meta = &m
 			case bytes.Equal(key, legacyMetaKey(id)):
 				// Kept until a move to schema 4 finishes: checkSchema's.
+			case bytes.Equal(key, tokenKey(id)) || bytes.Equal(key, guardKey(id)):
+				// A shared store's marks of its commits (shared.go).
 			default:
 				bad("key %x is not one wc writes", key)
 			}

@@ -115,7 +115,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	if dryRun || freed.Nodes+freed.Blobs == 0 {
 		return freed, nil
 	}
-	if err := s.materialize(key, orphaned); err != nil {
+	if err := s.materialize(key, orphaned, m); err != nil {
 		return freed, err
 	}
 	if testHookMaterialized != nil {
@@ -124,6 +124,9 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	// Deleted in as many transactions as it takes: what a crash midway
 	// leaves is garbage the next run finds again.
 	b := &keyBatch{s: s}
+	if s.shared != nil {
+		b.check = sessionUnchanged(key, m)
+	}
 	for _, keys := range [][][]byte{garbage, orphans, blobs} {
 		for _, k := range keys {
 			if err := b.del(k); err != nil {
@@ -193,13 +196,18 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 // materialize rewrites each reference in seqs as the full node it stands
 // for, and makes that durable before Collect deletes anything: a crash in
 // between leaves both copies, never a reference to a missing node.
-func (s *Store) materialize(key sid, seqs []uint64) error {
+// On a shared engine each transaction checks that the session is still at
+// m's metadata.
+func (s *Store) materialize(key sid, seqs []uint64, m *session.Meta) error {
 	if len(seqs) == 0 {
 		return nil
 	}
 	// Each rewrite stands alone (a reference or the node it stands for,
 	// the same message), so any number of transactions keeps that.
 	b := &keyBatch{s: s}
+	if s.shared != nil {
+		b.check = sessionUnchanged(key, m)
+	}
 	err := s.eng.View(func(txn kv.Txn) error {
 		for _, seq := range seqs {
 			item, err := txn.Get(nodeKey(key, seq))

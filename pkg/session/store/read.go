@@ -102,6 +102,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 			if m, derr = record.DecodeMeta(v); derr != nil {
 				return corrupt(key, "its metadata is malformed")
 			}
+			s.noteRead(&m, v)
 			return nil
 		})
 	})

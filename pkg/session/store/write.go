@@ -85,6 +85,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		return fmt.Errorf("store: session %s: its metadata does not read back: %v", id, err)
 	}
 
+	if s.shared != nil {
+		return s.commitShared(id, meta, nodes, vals, metaVal, summary)
+	}
 	// In one transaction when it all fits. Else the nodes in as many as
 	// they fill, and the metadata with its listing entry alone in the
 	// last: the commit point.
