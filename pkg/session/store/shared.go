@@ -247,6 +247,17 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.N
 			if _, err := guarded(txn, first == 0); err != nil {
 				return err
 			}
+			if next > first {
+				// Run again (a lost answer): under its own guard, the
+				// last node the run before wrote tells it landed.
+				v, err := getOptional(txn, nodeKey(id, nodes[next-1].Seq))
+				if err != nil {
+					return err
+				}
+				if bytes.Equal(v, vals[next-1]) {
+					return errLanded
+				}
+			}
 			for next = first; next < len(nodes); next++ {
 				err := txn.Set(nodeKey(id, nodes[next].Seq), vals[next])
 				if errors.Is(err, kv.ErrTooBig) && next > first {
@@ -258,7 +269,7 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.N
 			}
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errLanded) {
 			return txns, err
 		}
 		txns++

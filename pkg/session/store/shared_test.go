@@ -1,0 +1,469 @@
+package store
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
+	"github.com/wctoolkit/wc/pkg/session/store/etcdkv"
+	"github.com/wctoolkit/wc/pkg/session/store/etcdkv/etcdtest"
+	"github.com/wctoolkit/wc/pkg/session/store/kv"
+)
+
+// openOn opens the store on engine e (which it takes) for writing.
+func openOn(t testing.TB, e kv.Engine, name string) *Store {
+	t.Helper()
+	s, err := Open(Options{Engine: e, Name: name, LockTimeout: 60 * time.Second}, Write)
+	if err != nil {
+		t.Fatalf("open on %s: %v", name, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// badgerEngine is a Badger engine of the test's own, opened as a shared
+// engine would be: no directory lock, no maintenance.
+func badgerEngine(t testing.TB) kv.Engine {
+	t.Helper()
+	e, err := badgerkv.Open(badgerkv.Config{Dir: filepath.Join(t.TempDir(), "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// etcdCluster is a store prefix of the test's own on the shared test
+// cluster: each etcdStore on it is a writer of its own (a machine).
+type etcdCluster struct {
+	cfg etcdkv.Config
+}
+
+func newEtcdCluster(t testing.TB) etcdCluster {
+	t.Helper()
+	endpoints := etcdtest.Endpoints(t)
+	cfg := etcdtest.Config(t, endpoints)
+	t.Cleanup(func() { etcdtest.Wipe(t, endpoints, cfg.Prefix) })
+	return etcdCluster{cfg: cfg}
+}
+
+func (c etcdCluster) open(t testing.TB) *Store {
+	t.Helper()
+	e, err := etcdkv.Open(c.cfg)
+	if err != nil {
+		t.Fatalf("open %s: %v", c.cfg, err)
+	}
+	return openOn(t, e, c.cfg.String())
+}
+
+// unknownResults applies the first `left` Updates' commits and then answers
+// kv.ErrUnknownResult, as when a commit's answer is lost.
+type unknownResults struct {
+	kv.Engine
+	left    atomic.Int64
+	applied atomic.Int64
+}
+
+func (u *unknownResults) Update(fn func(kv.Txn) error) error {
+	err := u.Engine.Update(fn)
+	if err == nil && u.left.Add(-1) >= 0 {
+		u.applied.Add(1)
+		return fmt.Errorf("injected: %w", kv.ErrUnknownResult)
+	}
+	return err
+}
+
+// appendChecked appends text at the head of id through the retry loop, as
+// a command will: read, apply, commit, and again when the session changed.
+func appendChecked(s Handle, id, text string) error {
+	return RetryChanged(time.Now().Add(60*time.Second), func() error { return appendOne(s, id, text) })
+}
+
+// headTexts is the texts on the path to the head of id, root first.
+func headTexts(t testing.TB, s Handle, id string) []string {
+	t.Helper()
+	m, err := s.Meta(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	if err := s.Path(id, m.Head, func(n *session.Node) error {
+		texts = append(texts, n.Msg.Content.Text)
+		return nil
+	}); err != nil {
+		t.Fatalf("path of %s: %v", id, err)
+	}
+	return texts
+}
+
+// checkSession fails t when session id's records disagree (checkSessionRange).
+func checkSession(t testing.TB, s *Store, id string) {
+	t.Helper()
+	key, _ := parseID(id)
+	if err := s.view(func(txn kv.Txn) error {
+		if _, problems := checkSessionRange(txn, key); len(problems) > 0 {
+			t.Errorf("session %s: %s", id, strings.Join(problems, "; "))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckListing(); err != nil {
+		t.Errorf("listing: %v", err)
+	}
+}
+
+// A commit whose answer was lost, run again, finds its token and is not
+// applied twice: appends through the retry loop with every commit's
+// answer lost leave each text once, in order, at dense seqs. So does a
+// commit split over many transactions.
+func TestUnknownResultAppliedOnce(t *testing.T) {
+	u := &unknownResults{Engine: badgerEngine(t)}
+	s := openOn(t, u, "faulty")
+	id := testID(0x0c0ffee0, 1)
+	nodes := chain(3, 10)
+	m := metaFor(id, nodes)
+	u.left.Store(1 << 30)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, n := range nodes {
+		want = append(want, n.Msg.Content.Text)
+	}
+	for i := range 20 {
+		text := fmt.Sprintf("append %d", i)
+		if err := appendChecked(s, id, text); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		want = append(want, text)
+	}
+	if got := headTexts(t, s, id); !slices.Equal(got, want) {
+		t.Fatalf("path after lost answers:\n got %q\nwant %q", got, want)
+	}
+	if m, _ := s.Meta(id); m.NextSeq != uint64(len(want)+1) {
+		t.Errorf("next_seq %d after %d nodes: an append was applied twice", m.NextSeq, len(want))
+	}
+	if u.applied.Load() < 21 {
+		t.Fatalf("only %d answers were lost", u.applied.Load())
+	}
+
+	// A split commit: every transaction's answer lost, the nodes and the
+	// metadata each applied once.
+	big := testID(0x0c0ffee0, 2)
+	long := chain(300, 8<<10)
+	lm := metaFor(big, long)
+	applied := u.applied.Load()
+	if err := s.Commit(&lm, long); err != nil {
+		t.Fatal(err)
+	}
+	if s.lastTxns.Load() < 2 {
+		t.Fatalf("the commit of 300 nodes of 8 KiB took %d transaction(s)", s.lastTxns.Load())
+	}
+	if u.applied.Load()-applied < 2 {
+		t.Fatal("no answer of the split commit was lost")
+	}
+	if got := headTexts(t, s, big); len(got) != len(long) {
+		t.Fatalf("split commit: path of %d nodes, want %d", len(got), len(long))
+	}
+	checkSession(t, s, id)
+	checkSession(t, s, big)
+}
+
+// Two writers that read the same metadata: the first commit lands, the
+// second fails with ErrChanged (and busy's kind, for the commands' status)
+// and writes nothing; read again, it lands.
+func TestCommitOverChangedSession(t *testing.T) {
+	s := openOn(t, badgerEngine(t), "changed")
+	id := testID(0xc4a9, 1)
+	nodes := chain(2, 10)
+	m := metaFor(id, nodes)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Meta(id)
+	b, _ := s.Meta(id)
+	if a.Revision == 0 || a.Revision != b.Revision {
+		t.Fatalf("revisions %x and %x of one record", a.Revision, b.Revision)
+	}
+	grow := func(m *session.Meta, text string) []session.Node {
+		parent, _ := s.Node(id, m.Head)
+		n := session.Child(&parent, m.NextSeq, userMsg(text))
+		m.Head, m.NextSeq = n.Seq, n.Seq+1
+		return []session.Node{n}
+	}
+	if err := s.Commit(&a, grow(&a, "first")); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Commit(&b, grow(&b, "second"))
+	if !errors.Is(err, ErrChanged) || !errors.Is(err, ErrBusy) || err.Error() != "session "+id+" changed since it was read" {
+		t.Fatalf("commit over a changed session: %v", err)
+	}
+	if got := headTexts(t, s, id); !slices.Equal(got[2:], []string{"first"}) {
+		t.Fatalf("path after the refused commit: %q", got)
+	}
+	// The writer's own commit moved its revision: it commits again.
+	a.Title = "again"
+	if err := s.Commit(&a, nil); err != nil {
+		t.Fatalf("second commit of the same writer: %v", err)
+	}
+	if err := appendChecked(s, id, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if got := headTexts(t, s, id); !slices.Equal(got[2:], []string{"first", "second"}) {
+		t.Fatalf("path after the retry: %q", got)
+	}
+	checkSession(t, s, id)
+}
+
+// RetryChanged gives up at its deadline with the changed error, and
+// passes any other error through at once.
+func TestRetryChangedDeadline(t *testing.T) {
+	calls := 0
+	changed := sessionChanged(sid{1})
+	err := RetryChanged(time.Now().Add(50*time.Millisecond), func() error { calls++; return changed })
+	if err != changed || calls < 2 {
+		t.Fatalf("RetryChanged: %v after %d calls", err, calls)
+	}
+	other := errors.New("other")
+	calls = 0
+	if err := RetryChanged(time.Now().Add(time.Hour), func() error { calls++; return other }); err != other || calls != 1 {
+		t.Fatalf("RetryChanged on another error: %v after %d calls", err, calls)
+	}
+}
+
+// conflicting answers kv.ErrConflict to the first `left` Updates, as a
+// shared engine does when another commit changed what they read.
+type conflicting struct {
+	kv.Engine
+	left atomic.Int64
+}
+
+func (c *conflicting) Update(fn func(kv.Txn) error) error {
+	if c.left.Add(-1) >= 0 {
+		return fmt.Errorf("injected: %w", kv.ErrConflict)
+	}
+	return c.Engine.Update(fn)
+}
+
+// Conflicts are retried inside the store; past the lock timeout the
+// operation is busy, with one line naming the store, and wrote nothing.
+func TestConflictRetriedThenBusy(t *testing.T) {
+	c := &conflicting{Engine: badgerEngine(t)}
+	s, err := Open(Options{Engine: c, Name: "etcd://h:1/p", LockTimeout: 200 * time.Millisecond}, Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := testID(0xb0b0, 1)
+	nodes := chain(1, 10)
+	m := metaFor(id, nodes)
+	c.left.Store(3)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatalf("commit through 3 conflicts: %v", err)
+	}
+	if s.Retries() != 3 {
+		t.Errorf("%d retries, want 3", s.Retries())
+	}
+	c.left.Store(1 << 30)
+	blob := []byte("x")
+	err = s.PutBlob(id, sha256Of(blob), blob)
+	if !errors.Is(err, ErrBusy) || !strings.HasPrefix(err.Error(), "store etcd://h:1/p is busy (injected: kv: transaction conflict; retried for 200ms)") {
+		t.Fatalf("endless conflicts: %v", err)
+	}
+	c.left.Store(0)
+	if _, err := s.Blob(id, sha256Of(blob)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the busy write stored the blob: %v", err)
+	}
+}
+
+func sha256Of(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// writerOpener opens the handle of one writer (a machine, a command) and
+// gives the function that closes it.
+type writerOpener func(t testing.TB, mode Mode) (Handle, func())
+
+func etcdWriters(c etcdCluster) writerOpener {
+	return func(t testing.TB, mode Mode) (Handle, func()) {
+		s := c.open(t)
+		return s, func() { s.Close() }
+	}
+}
+
+// concurrentAppends runs writers×each appends to one session, each writer
+// through its own handles and the retry loop, with two readers checking
+// every path they read; then no acknowledged append is lost, none is
+// there twice, and the seqs are dense. perOpen is how many appends a
+// writer makes per handle.
+func concurrentAppends(t *testing.T, open writerOpener, writers, each, perOpen int) {
+	id := testID(0xc0c0a000, 1)
+	h, done := open(t, Write)
+	m := metaFor(id, nil)
+	if err := h.Commit(&m, nil); err != nil {
+		t.Fatal(err)
+	}
+	done()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	stop := make(chan struct{})
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; {
+				h, done := open(t, Write)
+				for end := min(each, i+perOpen); i < end; i++ {
+					if err := appendChecked(h, id, fmt.Sprintf("w%d-%d", w, i)); err != nil {
+						done()
+						errs <- fmt.Errorf("writer %d, append %d: %w", w, i, err)
+						return
+					}
+				}
+				done()
+			}
+		}()
+	}
+	var readers sync.WaitGroup
+	var reads atomic.Int64
+	for r := range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				h, done := open(t, Read)
+				m, err := h.Meta(id)
+				n := uint64(0)
+				if err == nil {
+					err = h.Path(id, m.Head, func(nd *session.Node) error {
+						if n++; nd.Seq != n {
+							return fmt.Errorf("node %d at depth %d", nd.Seq, n)
+						}
+						return nil
+					})
+				}
+				done()
+				if err == nil && n != m.Head {
+					err = fmt.Errorf("a path of %d nodes to head %d", n, m.Head)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("reader %d: %w", r, err)
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		return
+	}
+	h, done = open(t, Read)
+	defer done()
+	texts := headTexts(t, h, id)
+	seen := map[string]int{}
+	for _, s := range texts {
+		seen[s]++
+	}
+	for w := range writers {
+		for i := range each {
+			if k := fmt.Sprintf("w%d-%d", w, i); seen[k] != 1 {
+				t.Errorf("append %s is on the path %d times", k, seen[k])
+			}
+		}
+	}
+	m, _ = h.Meta(id)
+	if total := uint64(writers * each); len(texts) != int(total) || m.Head != total || m.NextSeq != total+1 {
+		t.Errorf("%d nodes on the path, head %d, next_seq %d; want %d, dense", len(texts), m.Head, m.NextSeq, total)
+	}
+	if s, ok := h.(*Store); ok {
+		checkSession(t, s, id)
+	}
+	t.Logf("%d appends, %d reads", writers*each, reads.Load())
+}
+
+// 8 writers × 200 appends to one session, on etcd, each its own
+// connection, through the revision check and the retry loop.
+func TestConcurrentAppendsEtcd(t *testing.T) {
+	concurrentAppends(t, etcdWriters(newEtcdCluster(t)), 8, 200, 200)
+}
+
+// The same on a directory, through its lock: nothing changes there.
+func TestConcurrentAppendsBadger(t *testing.T) {
+	dir := t.TempDir()
+	concurrentAppends(t, func(t testing.TB, mode Mode) (Handle, func()) {
+		s, err := Open(Options{Dir: dir, LockTimeout: 120 * time.Second}, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, func() { s.Close() }
+	}, 8, 200, 20)
+}
+
+// Two writers on many sessions, each appending to every session in its
+// own order: every session has every append once.
+func TestTwoWritersManySessionsEtcd(t *testing.T) {
+	c := newEtcdCluster(t)
+	const sessions, each = 40, 4
+	ids := make([]string, sessions)
+	h := c.open(t)
+	for i := range ids {
+		ids[i] = testID(0x5e550000+uint32(i)<<8, i)
+		m := metaFor(ids[i], nil)
+		if err := h.Commit(&m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := c.open(t)
+			for i := range each {
+				for k := range sessions {
+					id := ids[(k+i*7+w*13)%sessions] // a permutation of the sessions for each i
+					if err := appendChecked(s, id, fmt.Sprintf("w%d-%d-%s", w, i, id[:8])); err != nil {
+						t.Errorf("writer %d: %v", w, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		texts := headTexts(t, h, id)
+		slices.Sort(texts)
+		var want []string
+		for w := range 2 {
+			for i := range each {
+				want = append(want, fmt.Sprintf("w%d-%d-%s", w, i, id[:8]))
+			}
+		}
+		slices.Sort(want)
+		if !slices.Equal(texts, want) {
+			t.Errorf("session %s: %q, want %q", id, texts, want)
+		}
+	}
+	checkSession(t, h, ids[0])
+}
