@@ -467,3 +467,191 @@ func TestTwoWritersManySessionsEtcd(t *testing.T) {
 	}
 	checkSession(t, h, ids[0])
 }
+
+// extend is nodes appended at m's head carrying texts, with m moved to
+// the last of them; parent is m's head node.
+func extend(m *session.Meta, parent *session.Node, texts []string) []session.Node {
+	nodes := make([]session.Node, len(texts))
+	for i, text := range texts {
+		nodes[i] = session.Child(parent, m.NextSeq+uint64(i), userMsg(text))
+		parent = &nodes[i]
+	}
+	last := nodes[len(nodes)-1]
+	m.Head, m.NextSeq = last.Seq, last.Seq+1
+	m.MessageCount, m.UserMessageCount, m.Tokens = last.Depth, last.Users, last.Tokens
+	return nodes
+}
+
+// A rewrite of a whole path (as a compaction does: new nodes at new seqs,
+// the head moved), too big for one transaction, racing appends: each
+// rewrite lands whole or fails with ErrChanged, and no acknowledged
+// append, nor any message of the path, is lost or doubled.
+func TestRewriteRacingAppendsEtcd(t *testing.T) {
+	c := newEtcdCluster(t)
+	id := testID(0x4e3e0000, 1)
+	base := chain(30, 48<<10) // 1.4 MiB: a rewrite takes several transactions
+	m := metaFor(id, base)
+	w := c.open(t)
+	if err := w.Commit(&m, base); err != nil {
+		t.Fatal(err)
+	}
+	var wg, appending sync.WaitGroup
+	var landed, changed atomic.Int64
+	const appenders, each = 2, 15
+	for a := range appenders {
+		appending.Add(1)
+		go func() {
+			defer appending.Done()
+			s := c.open(t)
+			for i := range each {
+				if err := appendChecked(s, id, fmt.Sprintf("a%d-%d", a, i)); err != nil {
+					t.Errorf("appender %d: %v", a, err)
+					return
+				}
+			}
+		}()
+	}
+	quiet := make(chan struct{})
+	go func() { appending.Wait(); close(quiet) }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s := c.open(t)
+		// Rewrites while the appends go on, then one over a quiet session.
+		for last := false; !last; {
+			select {
+			case <-quiet:
+				last = true
+			default:
+			}
+			m, err := s.Meta(id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var texts []string
+			if err := s.Path(id, m.Head, func(n *session.Node) error {
+				texts = append(texts, n.Msg.Content.Text)
+				return nil
+			}); err != nil {
+				t.Error(err)
+				return
+			}
+			err = s.Commit(&m, extend(&m, nil, texts))
+			switch {
+			case err == nil:
+				landed.Add(1)
+			case errors.Is(err, ErrChanged):
+				changed.Add(1)
+			default:
+				t.Errorf("rewrite: %v", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	if landed.Load() == 0 {
+		t.Error("no rewrite landed, not even over the quiet session")
+	}
+	texts := headTexts(t, w, id)
+	seen := map[string]int{}
+	for _, s := range texts {
+		seen[s]++
+	}
+	for _, n := range base {
+		if k := n.Msg.Content.Text; seen[k] != 1 {
+			t.Errorf("message %.8s… is on the path %d times", k, seen[k])
+		}
+	}
+	for a := range appenders {
+		for i := range each {
+			if k := fmt.Sprintf("a%d-%d", a, i); seen[k] != 1 {
+				t.Errorf("append %s is on the path %d times", k, seen[k])
+			}
+		}
+	}
+	if len(texts) != len(base)+appenders*each {
+		t.Errorf("%d messages on the path, want %d", len(texts), len(base)+appenders*each)
+	}
+	checkSession(t, w, id)
+	t.Logf("rewrites: %d landed, %d changed", landed.Load(), changed.Load())
+}
+
+// Two writers committing at once, at the same next seq, commits too big
+// for one transaction: the path holds whole commits only, each once, and
+// every commit that said it landed is there.
+func TestSplitCommitsRacingEtcd(t *testing.T) {
+	c := newEtcdCluster(t)
+	id := testID(0x5b117000, 1)
+	root := chain(1, 10)
+	m := metaFor(id, root)
+	w := c.open(t)
+	if err := w.Commit(&m, root); err != nil {
+		t.Fatal(err)
+	}
+	const writers, rounds, size = 2, 4, 40
+	pad := strings.Repeat("y", 40<<10) // 1.6 MiB a commit
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	landed := map[string]bool{}
+	for wr := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := c.open(t)
+			for r := range rounds {
+				tag := fmt.Sprintf("w%d-r%d", wr, r)
+				err := RetryChanged(time.Now().Add(time.Minute), func() error {
+					m, err := s.Meta(id)
+					if err != nil {
+						return err
+					}
+					head, err := s.Node(id, m.Head)
+					if err != nil {
+						return err
+					}
+					texts := make([]string, size)
+					for i := range texts {
+						texts[i] = fmt.Sprintf("%s-%02d %s", tag, i, pad)
+					}
+					return s.Commit(&m, extend(&m, &head, texts))
+				})
+				if err != nil {
+					t.Errorf("%s: %v", tag, err)
+					return
+				}
+				mu.Lock()
+				landed[tag] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	texts := headTexts(t, w, id)[1:]
+	found := map[string]bool{}
+	for len(texts) > 0 {
+		tag, _, _ := strings.Cut(texts[0], "-0")
+		if len(texts) < size {
+			t.Fatalf("a commit of %s cut short: %d nodes", tag, len(texts))
+		}
+		for i := range size {
+			if want := fmt.Sprintf("%s-%02d %s", tag, i, pad); texts[i] != want {
+				t.Fatalf("commit %s: node %d is %.12s…", tag, i, texts[i])
+			}
+		}
+		if found[tag] {
+			t.Errorf("commit %s is on the path twice", tag)
+		}
+		found[tag] = true
+		texts = texts[size:]
+	}
+	for tag := range landed {
+		if !found[tag] {
+			t.Errorf("commit %s landed but is not on the path", tag)
+		}
+	}
+	if len(found) != writers*rounds {
+		t.Errorf("%d commits on the path, want %d", len(found), writers*rounds)
+	}
+	checkSession(t, w, id)
+}
