@@ -42,6 +42,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	parents := map[uint64]uint64{}
 	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}
+	pieces := map[uint64]map[[32]byte]bool{} // what chunked nodes name (chunks.go)
 	var orphans [][]byte
 	err = s.view(func(txn kv.Txn) error {
 		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
@@ -58,6 +59,10 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 				parents[seq] = h.Parent
 				if h.Same != 0 {
 					refers[seq] = h.Same
+				}
+				if record.IsChunked(v) {
+					pieces[seq] = map[[32]byte]bool{}
+					namedChunks(pieces[seq], v)
 				}
 				return err
 			}); err != nil {
@@ -112,7 +117,13 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		return freed, err
 	}
 	freed.Blobs, freed.Bytes = len(blobs), freed.Bytes+blobBytes
-	if dryRun || freed.Nodes+freed.Blobs == 0 {
+	var chunks [][]byte
+	if s.shared != nil {
+		if chunks, err = s.unnamedChunks(key, kept, pieces); err != nil {
+			return freed, err
+		}
+	}
+	if dryRun || freed.Nodes+freed.Blobs+len(chunks) == 0 {
 		return freed, nil
 	}
 	if err := s.materialize(key, orphaned, m); err != nil {
@@ -127,7 +138,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	if s.shared != nil {
 		b.check = sessionUnchanged(key, m)
 	}
-	for _, keys := range [][][]byte{garbage, orphans, blobs} {
+	for _, keys := range [][][]byte{garbage, orphans, blobs, chunks} {
 		for _, k := range keys {
 			if err := b.del(k); err != nil {
 				return freed, mapErr("gc", err)
@@ -164,6 +175,13 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 				continue
 			}
 			if err := iterValue(it2, func(v []byte) error {
+				if record.IsChunked(v) {
+					full, err := joinChunks(txn, key, seq, v, nil)
+					if err != nil {
+						return err
+					}
+					v = full
+				}
 				for rest := v; ; {
 					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {

@@ -183,28 +183,37 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 		}
 		return txn.Delete(guardKey(id))
 	}
+	ahead, err := s.chunkLarge(id, vals)
+	if err != nil {
+		return mapErr("commit", err)
+	}
 	txns := 1
-	err := s.eng.Update(func(txn kv.Txn) error {
-		ring, err := checkRevision(txn, id, want, token)
-		if err != nil {
-			return err
-		}
-		for i := range nodes {
-			if err := txn.Set(nodeKey(id, nodes[i].Seq), vals[i]); errors.Is(err, kv.ErrTooBig) {
+	if len(ahead) == 0 {
+		err = s.eng.Update(func(txn kv.Txn) error {
+			ring, err := checkRevision(txn, id, want, token)
+			if err != nil {
+				return err
+			}
+			for i := range nodes {
+				if err := txn.Set(nodeKey(id, nodes[i].Seq), vals[i]); errors.Is(err, kv.ErrTooBig) {
+					return errSplit
+				} else if err != nil {
+					return err
+				}
+			}
+			if err := finish(txn, ring); errors.Is(err, kv.ErrTooBig) {
 				return errSplit
 			} else if err != nil {
 				return err
 			}
+			return nil
+		})
+	}
+	if len(ahead) > 0 || errors.Is(err, errSplit) {
+		for i := range nodes {
+			ahead = append(ahead, pending{key: nodeKey(id, nodes[i].Seq), val: vals[i]})
 		}
-		if err := finish(txn, ring); errors.Is(err, kv.ErrTooBig) {
-			return errSplit
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	if errors.Is(err, errSplit) {
-		txns, err = s.commitSplit(id, want, token, nodes, vals, finish)
+		txns, err = s.commitSplit(id, want, token, ahead, finish)
 	}
 	if errors.Is(err, errLanded) {
 		err = nil
@@ -218,9 +227,9 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 	return nil
 }
 
-// commitSplit writes the nodes in as many transactions as they fill, each
-// under the guard, then the metadata with finish.
-func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.Node, vals [][]byte, finish func(kv.Txn, []byte) error) (int, error) {
+// commitSplit writes ahead (pieces, nodes) in as many transactions as they
+// fill, each under the guard, then the metadata with finish.
+func (s *Store) commitSplit(id sid, want uint64, token []byte, ahead []pending, finish func(kv.Txn, []byte) error) (int, error) {
 	txns := 0
 	guarded := func(txn kv.Txn, first bool) ([]byte, error) {
 		ring, err := checkRevision(txn, id, want, token)
@@ -241,7 +250,7 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.N
 		}
 		return ring, nil
 	}
-	for first := 0; first < len(nodes); {
+	for first := 0; first < len(ahead); {
 		next := first
 		err := s.eng.Update(func(txn kv.Txn) error {
 			if _, err := guarded(txn, first == 0); err != nil {
@@ -250,16 +259,16 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.N
 			if next > first {
 				// Run again (a lost answer): under its own guard, the
 				// last node the run before wrote tells it landed.
-				v, err := getOptional(txn, nodeKey(id, nodes[next-1].Seq))
+				v, err := getOptional(txn, ahead[next-1].key)
 				if err != nil {
 					return err
 				}
-				if bytes.Equal(v, vals[next-1]) {
+				if bytes.Equal(v, ahead[next-1].val) {
 					return errLanded
 				}
 			}
-			for next = first; next < len(nodes); next++ {
-				err := txn.Set(nodeKey(id, nodes[next].Seq), vals[next])
+			for next = first; next < len(ahead); next++ {
+				err := txn.Set(ahead[next].key, ahead[next].val)
 				if errors.Is(err, kv.ErrTooBig) && next > first {
 					return nil
 				}
@@ -279,7 +288,7 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, nodes []session.N
 		first = next
 	}
 	err := s.eng.Update(func(txn kv.Txn) error {
-		ring, err := guarded(txn, len(nodes) == 0)
+		ring, err := guarded(txn, len(ahead) == 0)
 		if err != nil {
 			return err
 		}

@@ -655,3 +655,97 @@ func TestSplitCommitsRacingEtcd(t *testing.T) {
 	}
 	checkSession(t, w, id)
 }
+
+// chunkCount is how many pieces of large nodes session id keeps.
+func chunkCount(t testing.TB, s *Store, id string) int {
+	t.Helper()
+	key, _ := parseID(id)
+	n := 0
+	if err := s.view(func(txn kv.Txn) error {
+		it := txn.Iterate(kv.IterOptions{Prefix: chunkPrefix(key), KeysOnly: true})
+		defer it.Close()
+		for it.Seek(nil); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A 32 MiB message, 32 times etcd's largest value, is stored in pieces
+// written ahead of the record naming them, and reads back whole through
+// every read; once no path reaches it, Collect deletes its pieces with it.
+func TestLargeMessageEtcd(t *testing.T) {
+	c := newEtcdCluster(t)
+	w := c.open(t)
+	id := testID(0x1a26e000, 1)
+	var text strings.Builder
+	for i := 0; text.Len() < 32<<20-4096; i++ {
+		fmt.Fprintf(&text, "line %d of a very long tool output\n", i)
+	}
+	root := session.Child(nil, 1, userMsg("root"))
+	big := session.Child(&root, 2, userMsg(text.String()))
+	nodes := []session.Node{root, big}
+	m := metaFor(id, nodes)
+	if err := w.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if n := chunkCount(t, w, id); n < 32 {
+		t.Fatalf("%d pieces for a 32 MiB message", n)
+	}
+	r := c.open(t)
+	got, err := r.Node(id, 2)
+	if err != nil || got.Msg.Content.Text != big.Msg.Content.Text {
+		t.Fatalf("node 2 read back: %d bytes, %v", len(got.Msg.Content.Text), err)
+	}
+	if texts := headTexts(t, r, id); len(texts) != 2 || texts[1] != big.Msg.Content.Text {
+		t.Fatalf("path read back: %d nodes", len(texts))
+	}
+	raw := 0
+	if err := r.Nodes(id, func(seq uint64, v []byte) error { raw += len(v); return nil }); err != nil || raw < 32<<20-4096 {
+		t.Fatalf("Nodes: %d bytes, %v", raw, err)
+	}
+	checkSession(t, r, id)
+
+	// Node 2 left behind: collected, and its pieces with it.
+	m, _ = w.Meta(id)
+	fork := session.Child(&root, 3, userMsg("fork"))
+	m.Head, m.NextSeq = 3, 4
+	m.MessageCount, m.UserMessageCount, m.Tokens = fork.Depth, fork.Users, fork.Tokens
+	if err := w.Commit(&m, []session.Node{fork}); err != nil {
+		t.Fatal(err)
+	}
+	freed, err := w.Collect(&m, false)
+	if err != nil || freed.Nodes != 1 {
+		t.Fatalf("collect: %+v, %v", freed, err)
+	}
+	if n := chunkCount(t, w, id); n != 0 {
+		t.Errorf("%d pieces left after collecting the node", n)
+	}
+	checkSession(t, w, id)
+}
+
+// Collect over a session changed since its metadata was read fails with
+// ErrChanged and deletes nothing.
+func TestCollectOverChangedSession(t *testing.T) {
+	s := openOn(t, badgerEngine(t), "collect")
+	id := testID(0xc011, 1)
+	nodes := chain(3, 10)
+	m := metaFor(id, nodes)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := s.Meta(id)
+	stale.Head = 1 // would collect 2 and 3
+	if err := appendChecked(s, id, "more"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Collect(&stale, false); !errors.Is(err, ErrChanged) {
+		t.Fatalf("collect over a changed session: %v", err)
+	}
+	if got := headTexts(t, s, id); len(got) != 4 {
+		t.Fatalf("path after the refused collect: %q", got)
+	}
+}

@@ -60,8 +60,8 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 			return fmt.Errorf("store: session %s: node seq %d is outside 1..%d", id, n.Seq, meta.NextSeq-1)
 		}
 		vals[i] = record.EncodeNode(n)
-		if err := s.tooBig(fmt.Sprintf("node %d", n.Seq), vals[i]); err != nil {
-			return err
+		if err := s.tooBig(fmt.Sprintf("node %d", n.Seq), vals[i]); err != nil && s.shared == nil {
+			return err // a shared engine's store stores it in pieces (chunks.go)
 		}
 	}
 	if err := s.shareRepeats(id, nodes, vals); err != nil {
