@@ -222,6 +222,14 @@ func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 					return nil
 				}
 				blobs[sum] = true
+			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagLargeBlob:
+				c.blobs++
+				sum := [32]byte(key[sessionKeyLen+1:])
+				if _, err := largeBlob(txn, id, sum); err != nil {
+					bad("blob %x: %v", sum[:6], err)
+					return nil
+				}
+				blobs[sum] = true
 			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagChunk:
 				if sha256.Sum256(v) != [32]byte(key[sessionKeyLen+1:]) {
 					bad("a piece of a large node does not match its sha256")

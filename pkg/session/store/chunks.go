@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
 	"github.com/wctoolkit/wc/pkg/session/store/record"
@@ -93,7 +94,7 @@ func namedChunks(named map[[32]byte]bool, v []byte) {
 
 // unnamedChunks is the keys of the session's pieces that no kept node
 // names (pieces: what each chunked node names).
-func (s *Store) unnamedChunks(id sid, kept map[uint64]bool, pieces map[uint64]map[[32]byte]bool) ([][]byte, error) {
+func (s *Store) unnamedChunks(id sid, kept map[uint64]bool, pieces map[uint64]map[[32]byte]bool, doomedBlobs [][]byte) ([][]byte, error) {
 	named := map[[32]byte]bool{}
 	for seq, sums := range pieces {
 		if kept[seq] {
@@ -102,19 +103,148 @@ func (s *Store) unnamedChunks(id sid, kept map[uint64]bool, pieces map[uint64]ma
 			}
 		}
 	}
+	doomed := map[string]bool{}
+	for _, k := range doomedBlobs {
+		doomed[string(k)] = true
+	}
 	var keys [][]byte
 	err := s.eng.View(func(txn kv.Txn) error {
-		prefix := chunkPrefix(id)
-		it := txn.Iterate(kv.IterOptions{Prefix: prefix, KeysOnly: true})
+		// The pieces of the large blobs that stay are named too.
+		prefix := append(sessionPrefix(id), tagLargeBlob)
+		it := txn.Iterate(kv.IterOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(prefix); it.Valid(); it.Next() {
+			if doomed[string(it.Key())] {
+				continue
+			}
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			for i := 0; i+32 <= len(v); i += 32 {
+				named[[32]byte(v[i:i+32])] = true
+			}
+		}
+		prefix = chunkPrefix(id)
+		cit := txn.Iterate(kv.IterOptions{Prefix: prefix, KeysOnly: true})
+		defer cit.Close()
+		for cit.Seek(prefix); cit.Valid(); cit.Next() {
 			var sum [32]byte
-			copy(sum[:], it.Key()[len(prefix):])
+			copy(sum[:], cit.Key()[len(prefix):])
 			if !named[sum] {
-				keys = append(keys, bytes.Clone(it.Key()))
+				keys = append(keys, bytes.Clone(cit.Key()))
 			}
 		}
 		return nil
 	})
 	return keys, mapErr("read", err)
+}
+
+// A blob too large for one value is stored the same way: its pieces under
+// their sums, then, under largeBlobKey, the sums in order (32 bytes each);
+// Blob joins them. Its last transaction reads every piece, so that a
+// Collect that deleted one meanwhile (a piece no record named yet) makes
+// it write them again rather than name a missing piece.
+
+// tagLargeBlob is the key of the sums of a large blob's pieces.
+const tagLargeBlob = 'b'
+
+// maxBlobPieces bounds a large blob's pieces: its last transaction reads
+// each (an etcd transaction compares at most 128 keys).
+const maxBlobPieces = 100
+
+func largeBlobKey(id sid, sum [32]byte) []byte {
+	return append(append(sessionPrefix(id), tagLargeBlob), sum[:]...)
+}
+
+// blobKeyOf is the blob key a large blob's key stands for (nil for any
+// other key).
+func blobKeyOf(id sid, key []byte) []byte {
+	if len(key) != sessionKeyLen+1+32 || key[sessionKeyLen] != tagLargeBlob {
+		return nil
+	}
+	return blobKey(id, [32]byte(key[sessionKeyLen+1:]))
+}
+
+// errPieceGone ends a large blob's last transaction that found a piece
+// missing: its pieces are written again.
+var errPieceGone = errors.New("store: a piece of the blob is gone")
+
+func (s *Store) putLargeBlob(id sid, sum [32]byte, data []byte) error {
+	size := s.chunkSize()
+	if (len(data)+size-1)/size > maxBlobPieces {
+		return fmt.Errorf("store: blob is too large (%d bytes; the limit is %d)", len(data), maxBlobPieces*size)
+	}
+	var sums []byte
+	var keys [][]byte
+	b := &keyBatch{s: s}
+	for rest := data; len(rest) > 0; {
+		p := rest[:min(size, len(rest))]
+		rest = rest[len(p):]
+		ps := sha256.Sum256(p)
+		sums = append(sums, ps[:]...)
+		keys = append(keys, chunkKey(id, ps))
+	}
+	for range 3 {
+		for i, k := range keys {
+			if err := b.set(k, data[i*size:min(len(data), (i+1)*size)]); err != nil {
+				return mapErr("write blob", err)
+			}
+		}
+		if err := b.flush(); err != nil {
+			return mapErr("write blob", err)
+		}
+		err := s.eng.Update(func(txn kv.Txn) error {
+			for _, k := range keys {
+				if _, err := txn.Get(k); errors.Is(err, kv.ErrNotFound) {
+					return errPieceGone
+				} else if err != nil {
+					return err
+				}
+			}
+			return txn.Set(largeBlobKey(id, sum), sums)
+		})
+		if errors.Is(err, errPieceGone) {
+			continue
+		}
+		if err != nil {
+			return mapErr("write blob", err)
+		}
+		s.wrote.Store(true)
+		return nil
+	}
+	return &changedError{id: id.String(), why: " (its pieces kept being collected)"}
+}
+
+// largeBlob reads a blob stored in pieces; kv.ErrNotFound without one.
+func largeBlob(txn kv.Txn, id sid, sum [32]byte) ([]byte, error) {
+	sums, err := txn.Get(largeBlobKey(id, sum))
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	for i := 0; i+32 <= len(sums); i += 32 {
+		p, err := txn.Get(chunkKey(id, [32]byte(sums[i:i+32])))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil, corrupt(id, "a piece of blob %x is missing", sum[:6])
+		}
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, p...)
+	}
+	if sha256.Sum256(data) != sum {
+		return nil, corrupt(id, "blob %x does not match its sha256", sum[:6])
+	}
+	return data, nil
+}
+
+// largeBlobSizes adds to sizes the keys of the session's large blobs.
+func largeBlobSizes(txn kv.Txn, id sid, sizes map[string]int64) {
+	prefix := append(sessionPrefix(id), tagLargeBlob)
+	it := txn.Iterate(kv.IterOptions{Prefix: prefix})
+	defer it.Close()
+	for it.Seek(prefix); it.Valid(); it.Next() {
+		sizes[string(bytes.Clone(it.Key()))] = entrySize(it)
+	}
 }

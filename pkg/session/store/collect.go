@@ -119,7 +119,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	freed.Blobs, freed.Bytes = len(blobs), freed.Bytes+blobBytes
 	var chunks [][]byte
 	if s.shared != nil {
-		if chunks, err = s.unnamedChunks(key, kept, pieces); err != nil {
+		if chunks, err = s.unnamedChunks(key, kept, pieces, blobs); err != nil {
 			return freed, err
 		}
 	}
@@ -163,6 +163,9 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 		for it.Seek(nil); it.Valid(); it.Next() {
 			sizes[string(bytes.Clone(it.Key()))] = entrySize(it)
 		}
+		if s.shared != nil {
+			largeBlobSizes(txn, key, sizes)
+		}
 		if len(sizes) == 0 {
 			return nil
 		}
@@ -201,7 +204,7 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 			}
 		}
 		for k, size := range sizes {
-			if !referenced[k] {
+			if !referenced[k] && !referenced[string(blobKeyOf(key, []byte(k)))] {
 				blobs = append(blobs, []byte(k))
 				total += size
 			}

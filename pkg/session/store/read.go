@@ -505,6 +505,10 @@ func (s *Store) Blob(id string, sum [32]byte) ([]byte, error) {
 	var data []byte
 	err = s.view(func(txn kv.Txn) error {
 		item, err := txn.Get(blobKey(key, sum))
+		if errors.Is(err, kv.ErrNotFound) && s.shared != nil {
+			data, err = largeBlob(txn, key, sum)
+			return err
+		}
 		if err != nil {
 			return err
 		}

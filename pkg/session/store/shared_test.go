@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -748,4 +749,51 @@ func TestCollectOverChangedSession(t *testing.T) {
 	if got := headTexts(t, s, id); len(got) != 4 {
 		t.Fatalf("path after the refused collect: %q", got)
 	}
+}
+
+// A blob larger than etcd's values is stored in pieces and reads back
+// whole; once no node names it, Collect deletes it and its pieces.
+func TestLargeBlobEtcd(t *testing.T) {
+	c := newEtcdCluster(t)
+	w := c.open(t)
+	id := testID(0x1a26eb0b, 1)
+	data := []byte(strings.Repeat("spilled output of a tool\n", 200_000)) // 5 MB
+	sum := sha256.Sum256(data)
+	root := session.Child(nil, 1, userMsg("see "+session.BlobRefPrefix+fmt.Sprintf("%x", sum)))
+	m := metaFor(id, []session.Node{root})
+	if err := w.Commit(&m, []session.Node{root}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PutBlob(id, sum, data); err != nil {
+		t.Fatal(err)
+	}
+	r := c.open(t)
+	if got, err := r.Blob(id, sum); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("blob read back: %d bytes, %v", len(got), err)
+	}
+	checkSession(t, r, id)
+	if freed, err := w.Collect(&m, false); err != nil || freed.Blobs != 0 {
+		t.Fatalf("collect of a session whose node names the blob: %+v, %v", freed, err)
+	}
+	if _, err := r.Blob(id, sum); err != nil {
+		t.Fatalf("the named blob was collected: %v", err)
+	}
+	// Rewritten without the reference: the blob goes, its pieces with it.
+	m, _ = w.Meta(id)
+	other := session.Child(nil, 2, userMsg("no blob"))
+	m.Head, m.NextSeq = 2, 3
+	m.MessageCount, m.UserMessageCount, m.Tokens = other.Depth, other.Users, other.Tokens
+	if err := w.Commit(&m, []session.Node{other}); err != nil {
+		t.Fatal(err)
+	}
+	if freed, err := w.Collect(&m, false); err != nil || freed.Blobs != 1 {
+		t.Fatalf("collect: %+v, %v", freed, err)
+	}
+	if _, err := r.Blob(id, sum); !errors.Is(err, ErrNotFound) {
+		t.Errorf("collected blob: %v", err)
+	}
+	if n := chunkCount(t, w, id); n != 0 {
+		t.Errorf("%d pieces left after collecting the blob", n)
+	}
+	checkSession(t, w, id)
 }

@@ -208,7 +208,10 @@ func (s *Store) PutBlob(id string, sum [32]byte, data []byte) error {
 		return errors.New("store: blob content does not match its sha256")
 	}
 	if err := s.tooBig("blob", data); err != nil {
-		return err
+		if s.shared == nil {
+			return err
+		}
+		return s.putLargeBlob(key, sum, data)
 	}
 	if err := s.roomFor(len(data)); err != nil {
 		return err
