@@ -5,7 +5,11 @@
 // database is badgerkv's Badger engine, the only importer of Badger, whose
 // maintenance it reaches through dirEngine (maintain.go). The directory
 // around the database (lock, turnstile, recovery, integrity checks of its
-// files, salvage) is this package's.
+// files, salvage) is this package's. Opened on an engine shared by many
+// machines instead (Options.Engine: etcd, through package etcdstore), it
+// has no directory and no lock: each session's commits are checked
+// against the revision its writer read, and values beyond the engine's
+// are stored in pieces (shared.go, chunks.go).
 package store
 
 import (
