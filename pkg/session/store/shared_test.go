@@ -797,3 +797,26 @@ func TestLargeBlobEtcd(t *testing.T) {
 	}
 	checkSession(t, w, id)
 }
+
+// A removal whose answer was lost, run again, finds the session gone and
+// reports it removed.
+func TestDeleteUnknownResult(t *testing.T) {
+	u := &unknownResults{Engine: badgerEngine(t)}
+	s := openOn(t, u, "faulty")
+	id := testID(0xde1e, 1)
+	nodes := chain(2, 10)
+	m := metaFor(id, nodes)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	u.left.Store(1)
+	if err := s.DeleteSession(id); err != nil {
+		t.Fatalf("delete with its answer lost: %v", err)
+	}
+	if _, err := s.Meta(id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after the delete: %v", err)
+	}
+	if err := s.DeleteSession(id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
