@@ -228,49 +228,53 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 }
 
 // commitSplit writes ahead (pieces, nodes) in as many transactions as they
-// fill, each under the guard, then the metadata with finish.
+// fill, each under the guard, then the metadata with finish. The guard
+// holds the token and how many of ahead are written: a transaction run
+// again after a lost answer reads there whether it landed.
 func (s *Store) commitSplit(id sid, want uint64, token []byte, ahead []pending, finish func(kv.Txn, []byte) error) (int, error) {
 	txns := 0
-	guarded := func(txn kv.Txn, first bool) ([]byte, error) {
-		ring, err := checkRevision(txn, id, want, token)
-		if err != nil {
-			return nil, err
+	// guarded checks the revision and the guard: written is how many of
+	// ahead the guard says are in, -1 when it is not this commit's.
+	guarded := func(txn kv.Txn, first bool) (ring []byte, written int, err error) {
+		if ring, err = checkRevision(txn, id, want, token); err != nil {
+			return nil, 0, err
 		}
 		g, err := getOptional(txn, guardKey(id))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if !bytes.Equal(g, token) {
-			if !first {
-				return nil, &changedError{id: id.String(), why: " (another commit took over its nodes)"}
-			}
-			if err := txn.Set(guardKey(id), token); err != nil {
-				return nil, err
-			}
+		if len(g) == tokenLen+4 && bytes.Equal(g[:tokenLen], token) {
+			return ring, int(binary.BigEndian.Uint32(g[tokenLen:])), nil
 		}
-		return ring, nil
+		if !first {
+			return nil, 0, &changedError{id: id.String(), why: " (another commit took over its nodes)"}
+		}
+		return ring, -1, nil
 	}
+	end := 0
 	for first := 0; first < len(ahead); {
-		next := first
+		if end <= first {
+			end = batchEnd(s.eng.Limits(), ahead, first)
+		}
+		landed := 0
 		err := s.eng.Update(func(txn kv.Txn) error {
-			if _, err := guarded(txn, first == 0); err != nil {
+			_, written, err := guarded(txn, first == 0)
+			if err != nil {
 				return err
 			}
-			if next > first {
-				// Run again (a lost answer): under its own guard, the
-				// last node the run before wrote tells it landed.
-				v, err := getOptional(txn, ahead[next-1].key)
-				if err != nil {
-					return err
-				}
-				if bytes.Equal(v, ahead[next-1].val) {
-					return errLanded
-				}
+			if written > first {
+				landed = written // run again after a lost answer
+				return errLanded
 			}
-			for next = first; next < len(ahead); next++ {
-				err := txn.Set(ahead[next].key, ahead[next].val)
-				if errors.Is(err, kv.ErrTooBig) && next > first {
-					return nil
+			g := binary.BigEndian.AppendUint32(append(make([]byte, 0, tokenLen+4), token...), uint32(end))
+			if err := txn.Set(guardKey(id), g); err != nil {
+				return err
+			}
+			for k := first; k < end; k++ {
+				err := txn.Set(ahead[k].key, ahead[k].val)
+				if errors.Is(err, kv.ErrTooBig) && k > first {
+					end = k
+					return errShrink
 				}
 				if err != nil {
 					return err
@@ -278,23 +282,50 @@ func (s *Store) commitSplit(id sid, want uint64, token []byte, ahead []pending, 
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errLanded) {
+		switch {
+		case errors.Is(err, errShrink):
+			continue // with the end it found
+		case errors.Is(err, errLanded):
+			end = landed
+		case err != nil:
 			return txns, err
 		}
 		txns++
 		if testHookTxnCommitted != nil {
 			testHookTxnCommitted(txns)
 		}
-		first = next
+		first = end
 	}
 	err := s.eng.Update(func(txn kv.Txn) error {
-		ring, err := guarded(txn, len(ahead) == 0)
+		ring, _, err := guarded(txn, len(ahead) == 0)
 		if err != nil {
 			return err
 		}
 		return finish(txn, ring)
 	})
 	return txns + 1, err
+}
+
+// errShrink ends a transaction of a split commit that holds less than its
+// engine's Limits promised: nothing was committed, and it is run again
+// with fewer writes.
+var errShrink = errors.New("store: the batch does not fit in one transaction")
+
+// batchEnd is where the batch of ahead from first ends within the
+// engine's Limits (leaving room for the guard and the compares): at least
+// one past first. An engine that declares none answers kv.ErrTooBig, and
+// the batch shrinks (errShrink).
+func batchEnd(lim kv.Limits, ahead []pending, first int) int {
+	end, ops, size := first, 0, int64(0)
+	for end < len(ahead) {
+		ops++
+		size += int64(len(ahead[end].key) + len(ahead[end].val))
+		if end > first && (lim.MaxTxnOps > 0 && ops > lim.MaxTxnOps-4 || lim.MaxTxnBytes > 0 && size > lim.MaxTxnBytes-4096) {
+			break
+		}
+		end++
+	}
+	return end
 }
 
 // sessionUnchanged is the check of a Collect's transactions on a shared
