@@ -820,3 +820,55 @@ func TestDeleteUnknownResult(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
+
+// errUnavailableTest is an engine's error worth waiting out (as etcdkv's
+// ErrUnavailable tells itself).
+type errUnavailableTest struct{}
+
+func (errUnavailableTest) Error() string     { return "injected: no leader" }
+func (errUnavailableTest) Unavailable() bool { return true }
+
+// unavailableViews fails the first `before` Views before they read, and
+// the next `after` ones once their fn has read.
+type unavailableViews struct {
+	kv.Engine
+	before, after atomic.Int64
+}
+
+func (u *unavailableViews) View(fn func(kv.Txn) error) error {
+	if u.before.Add(-1) >= 0 {
+		return errUnavailableTest{}
+	}
+	err := u.Engine.View(fn)
+	if err == nil && u.after.Add(-1) >= 0 {
+		return errUnavailableTest{}
+	}
+	return err
+}
+
+// A read the engine could not start is run again; one that failed after
+// it read (its callbacks may have seen records) is not, and fails.
+func TestUnavailableReadRetried(t *testing.T) {
+	u := &unavailableViews{Engine: badgerEngine(t)}
+	s := openOn(t, u, "unavailable")
+	id := testID(0x0a0a, 1)
+	nodes := chain(3, 10)
+	m := metaFor(id, nodes)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Retries()
+	u.before.Store(2)
+	if _, err := s.Meta(id); err != nil {
+		t.Fatalf("meta through an unavailable engine: %v", err)
+	}
+	if s.Retries()-before != 2 {
+		t.Errorf("%d retries, want 2", s.Retries()-before)
+	}
+	u.after.Store(1)
+	calls := 0
+	err := s.Nodes(id, func(uint64, []byte) error { calls++; return nil })
+	if err == nil || calls != 3 {
+		t.Fatalf("a read that failed after reading: %v after %d nodes, want an error after 3", err, calls)
+	}
+}
