@@ -15,9 +15,11 @@ import (
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/badgerkv"
+	"github.com/wctoolkit/wc/pkg/session/store/client"
 	"github.com/wctoolkit/wc/pkg/session/store/etcdkv"
 	"github.com/wctoolkit/wc/pkg/session/store/etcdkv/etcdtest"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
+	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
 // openOn opens the store on engine e (which it takes) for writing.
@@ -871,4 +873,21 @@ func TestUnavailableReadRetried(t *testing.T) {
 	if err == nil || calls != 3 {
 		t.Fatalf("a read that failed after reading: %v after %d nodes, want an error after 3", err, calls)
 	}
+}
+
+// The contract of client.Handle holds on the shared path too, over a
+// Badger engine opened without its directory (so it runs where etcd does
+// not): revisions, tokens and guards change nothing a caller sees.
+func TestContractShared(t *testing.T) {
+	storetest.Run(t, storetest.Target{Open: func(t *testing.T, dir string, mode client.Mode) client.Handle {
+		e, err := badgerkv.Open(badgerkv.Config{Dir: filepath.Join(dir, "db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(Options{Engine: e, Name: dir, LockTimeout: 10 * time.Second}, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}})
 }
