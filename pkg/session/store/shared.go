@@ -67,6 +67,7 @@ type sharedState struct {
 	name     string        // the store, as errors name it
 	retryFor time.Duration // how long one operation retries (Options.LockTimeout)
 	retries  atomic.Int64  // transactions run again (benchmarks)
+	landed   atomic.Int64  // commits run again that found they had landed (tests)
 }
 
 // Retries counts the transactions the handle ran again after a conflict,
@@ -216,6 +217,7 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 		txns, err = s.commitSplit(id, want, token, ahead, finish)
 	}
 	if errors.Is(err, errLanded) {
+		s.shared.landed.Add(1)
 		err = nil
 	}
 	if err != nil {
