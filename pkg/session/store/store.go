@@ -676,7 +676,7 @@ func (s *Store) Close() error {
 				s.recordVerified()
 			}
 		}
-		if s.bulk && s.rw {
+		if s.bulk && s.rw && s.shared == nil {
 			warmTableEnds(s.dbDir())
 		}
 	}
