@@ -27,13 +27,18 @@ import (
 //     with ErrChanged, and sets meta.Revision to the record it wrote. The
 //     revision travels with the caller's value, not in the handle, so that
 //     goroutines (or the clients of one resident process) sharing a handle
-//     never vouch for each other's reads. A Meta that was not read
-//     (Revision 0) is committed unchecked, as on a directory.
+//     never vouch for each other's reads. It is a hash rather than a
+//     counter kept in the record so that no record, share or wire format
+//     changes; a record that comes back byte for byte (next_seq only
+//     grows) is the same session, so a hash seen again is harmless. A
+//     Meta that was not read (Revision 0) is committed unchecked, as on a
+//     directory.
 //   - Token. Each Commit writes a random token into the session's token
 //     ring (the last tokenRing tokens); run again after
 //     kv.ErrUnknownResult, it finds its token and knows it landed.
-//   - Guard. A Commit too big for one transaction writes its nodes first,
-//     under the session's guard key holding its token: every such
+//   - Guard. A Commit too big for one transaction (or with values in
+//     pieces, chunks.go) writes its nodes first, under the session's guard
+//     key holding its token and how many writes are in: every such
 //     transaction, and the last one (the metadata, which makes the nodes
 //     visible), commits only while the metadata is unchanged and the guard
 //     is its own. A second writer that takes the guard makes the first fail
