@@ -891,3 +891,46 @@ func TestContractShared(t *testing.T) {
 		return s
 	}})
 }
+
+// Purge on a shared engine deletes what removals and interrupted commits
+// left, but not the nodes a commit under way (its guard there) is writing.
+func TestPurgeShared(t *testing.T) {
+	s := openOn(t, badgerEngine(t), "purge")
+	a, b, c := testID(0x9a11, 1), testID(0x9b22, 2), testID(0x9c33, 3)
+	nodes := chain(2, 10)
+	m := metaFor(a, nodes)
+	if err := s.Commit(&m, nodes); err != nil {
+		t.Fatal(err)
+	}
+	ka, _ := parseID(a)
+	kb, _ := parseID(b)
+	kc, _ := parseID(c)
+	leftovers := map[string]bool{string(nodeKey(ka, 3)): false, string(nodeKey(kb, 1)): false, string(nodeKey(kc, 1)): true, string(guardKey(kc)): true}
+	if err := s.eng.Update(func(txn kv.Txn) error {
+		for k := range leftovers {
+			if err := txn.Set([]byte(k), []byte(`{"parent":0,"n":1,"tok":1,"users":1,"msg":{}}`)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.view(func(txn kv.Txn) error {
+		for k, kept := range leftovers {
+			_, err := txn.Get([]byte(k))
+			if gone := errors.Is(err, kv.ErrNotFound); gone == kept {
+				t.Errorf("key %x: kept %v after the purge, want %v", k, !gone, kept)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := headTexts(t, s, a); len(got) != 2 {
+		t.Fatalf("session after the purge: %q", got)
+	}
+}
