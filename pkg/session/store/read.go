@@ -483,6 +483,7 @@ func (s *Store) List(fn func(*session.Meta) error) error {
 			if err != nil {
 				return corrupt(id, "its metadata is malformed")
 			}
+			s.noteRead(&m, v)
 			fnErr = fn(&m)
 			return fnErr
 		})
