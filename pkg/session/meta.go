@@ -206,6 +206,11 @@ type Meta struct {
 	// Members of an imported share that we do not interpret (turn_context,
 	// instruction_dirs, …), written back on export.
 	Extra []Field `json:"-"`
+
+	// Revision is the store's mark of the record this value was read from
+	// (0: not read from a store that keeps one): a store shared by many
+	// writers commits it only over that same record.
+	Revision uint64 `json:"-"`
 }
 
 // Touch sets updated_at; every mutation calls it.

@@ -198,7 +198,7 @@ func (e *Engine) Update(fn func(kv.Txn) error) error {
 	if e.closed.Load() {
 		return newError(ErrClosed, "etcd: the engine is closed")
 	}
-	t := &txn{e: e, update: true, reads: map[string]int64{}, writes: map[string]pendingWrite{}}
+	t := &txn{e: e, update: true, reads: map[string]int64{}, readVals: map[string][]byte{}, writes: map[string]pendingWrite{}}
 	err := fn(t)
 	t.done = true
 	if err == nil {

@@ -77,7 +77,10 @@ func (e *Engine) mapError(op string, err error, committing bool) error {
 		return newError(ErrUnavailable, "etcd: %s failed: %s", op, why)
 	}
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
+	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded ||
+		// A stopped leader's stream can end with the deadline as text in
+		// a status of another code (TestFaultStopLeader).
+		rpctypes.ErrorDesc(err) == context.DeadlineExceeded.Error():
 		return unknown(fmt.Sprintf("no member of %s answered within %s", strings.Join(e.cfg.Endpoints, ","), e.cfg.RequestTimeout))
 	case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled:
 		if e.closed.Load() {

@@ -15,7 +15,8 @@ type txn struct {
 	// reads are the keys Get read in an Update, with their ModRevision at
 	// the snapshot (0: absent), each compared at the commit.
 	reads      map[string]int64
-	readBytes  int64 // the compares' share of the request
+	readVals   map[string][]byte // what they held at the snapshot: read again, a key costs no request
+	readBytes  int64             // the compares' share of the request
 	writes     map[string]pendingWrite
 	writeBytes int64 // keys and values, as Limits count them
 	err        error // a failed read the caller could not be told of (an iterator's page)
@@ -67,13 +68,17 @@ func (t *txn) Get(key []byte) ([]byte, error) {
 			}
 			return w.value, nil
 		}
-		if _, seen := t.reads[k]; !seen {
-			if len(t.reads) >= etcdMaxTxnOps {
-				return nil, newError(kv.ErrTooBig, "etcd: a transaction compares at most %d keys read with Get", etcdMaxTxnOps)
+		if rev, seen := t.reads[k]; seen {
+			if rev == 0 {
+				return nil, kv.ErrNotFound
 			}
-			if !t.fits(len(t.writes), t.writeBytes, t.readBytes+t.compareSize(k)) {
-				return nil, newError(kv.ErrTooBig, "etcd: the transaction's compares would not fit in one request")
-			}
+			return t.readVals[k], nil
+		}
+		if len(t.reads) >= etcdMaxTxnOps {
+			return nil, newError(kv.ErrTooBig, "etcd: a transaction compares at most %d keys read with Get", etcdMaxTxnOps)
+		}
+		if !t.fits(len(t.writes), t.writeBytes, t.readBytes+t.compareSize(k)) {
+			return nil, newError(kv.ErrTooBig, "etcd: the transaction's compares would not fit in one request")
 		}
 	}
 	resp, err := t.get(t.e.ns + k)
@@ -86,10 +91,9 @@ func (t *txn) Get(key []byte) ([]byte, error) {
 		modRev, value = resp.Kvs[0].ModRevision, resp.Kvs[0].Value
 	}
 	if t.update {
-		if _, seen := t.reads[k]; !seen {
-			t.reads[k] = modRev
-			t.readBytes += t.compareSize(k)
-		}
+		t.reads[k] = modRev
+		t.readVals[k] = value
+		t.readBytes += t.compareSize(k)
 	}
 	if modRev == 0 {
 		return nil, kv.ErrNotFound

@@ -222,9 +222,29 @@ func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 					return nil
 				}
 				blobs[sum] = true
+			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagLargeBlob:
+				c.blobs++
+				sum := [32]byte(key[sessionKeyLen+1:])
+				if _, err := largeBlob(txn, id, sum); err != nil {
+					bad("blob %x: %v", sum[:6], err)
+					return nil
+				}
+				blobs[sum] = true
+			case len(key) == sessionKeyLen+1+32 && key[sessionKeyLen] == tagChunk:
+				if sha256.Sum256(v) != [32]byte(key[sessionKeyLen+1:]) {
+					bad("a piece of a large node does not match its sha256")
+				}
 			case len(key) == sessionKeyLen+1+8 && key[sessionKeyLen] == tagNode:
 				c.nodes++
 				seq, _ := keySeq(key)
+				if record.IsChunked(v) {
+					full, err := joinChunks(txn, id, seq, v, nil)
+					if err != nil {
+						bad("node %d: %v", seq, err)
+						return nil
+					}
+					v = full
+				}
 				n, err := checkNode(nodes, seq, v)
 				if err != nil {
 					bad("node %d: %v", seq, err)
@@ -241,6 +261,8 @@ func checkSessionRange(txn kv.Txn, id sid) (sessionCounts, []string) {
 				meta = &m
 			case bytes.Equal(key, legacyMetaKey(id)):
 				// Kept until a move to schema 4 finishes: checkSchema's.
+			case bytes.Equal(key, tokenKey(id)) || bytes.Equal(key, guardKey(id)):
+				// A shared store's marks of its commits (shared.go).
 			default:
 				bad("key %x is not one wc writes", key)
 			}

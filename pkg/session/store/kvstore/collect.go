@@ -42,6 +42,7 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	parents := map[uint64]uint64{}
 	refers := map[uint64]uint64{} // a reference's seq to the node holding its message
 	size := map[uint64]int64{}
+	pieces := map[uint64]map[[32]byte]bool{} // what chunked nodes name (chunks.go)
 	var orphans [][]byte
 	err = s.view(func(txn kv.Txn) error {
 		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
@@ -58,6 +59,10 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 				parents[seq] = h.Parent
 				if h.Same != 0 {
 					refers[seq] = h.Same
+				}
+				if record.IsChunked(v) {
+					pieces[seq] = map[[32]byte]bool{}
+					namedChunks(pieces[seq], v)
 				}
 				return err
 			}); err != nil {
@@ -112,10 +117,16 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 		return freed, err
 	}
 	freed.Blobs, freed.Bytes = len(blobs), freed.Bytes+blobBytes
-	if dryRun || freed.Nodes+freed.Blobs == 0 {
+	var chunks [][]byte
+	if s.shared != nil {
+		if chunks, err = s.unnamedChunks(key, kept, pieces, blobs); err != nil {
+			return freed, err
+		}
+	}
+	if dryRun || freed.Nodes+freed.Blobs+len(chunks) == 0 {
 		return freed, nil
 	}
-	if err := s.materialize(key, orphaned); err != nil {
+	if err := s.materialize(key, orphaned, m); err != nil {
 		return freed, err
 	}
 	if testHookMaterialized != nil {
@@ -124,7 +135,10 @@ func (s *Store) Collect(m *session.Meta, dryRun bool) (Freed, error) {
 	// Deleted in as many transactions as it takes: what a crash midway
 	// leaves is garbage the next run finds again.
 	b := &keyBatch{s: s}
-	for _, keys := range [][][]byte{garbage, orphans, blobs} {
+	if s.shared != nil {
+		b.check = sessionUnchanged(key, m)
+	}
+	for _, keys := range [][][]byte{garbage, orphans, blobs, chunks} {
 		for _, k := range keys {
 			if err := b.del(k); err != nil {
 				return freed, mapErr("gc", err)
@@ -149,6 +163,9 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 		for it.Seek(nil); it.Valid(); it.Next() {
 			sizes[string(bytes.Clone(it.Key()))] = entrySize(it)
 		}
+		if s.shared != nil {
+			largeBlobSizes(txn, key, sizes)
+		}
 		if len(sizes) == 0 {
 			return nil
 		}
@@ -161,6 +178,13 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 				continue
 			}
 			if err := iterValue(it2, func(v []byte) error {
+				if record.IsChunked(v) {
+					full, err := joinChunks(txn, key, seq, v, nil)
+					if err != nil {
+						return err
+					}
+					v = full
+				}
 				for rest := v; ; {
 					i := bytes.Index(rest, []byte(session.BlobRefPrefix))
 					if i < 0 {
@@ -180,7 +204,7 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 			}
 		}
 		for k, size := range sizes {
-			if !referenced[k] {
+			if !referenced[k] && !referenced[string(blobKeyOf(key, []byte(k)))] {
 				blobs = append(blobs, []byte(k))
 				total += size
 			}
@@ -193,13 +217,18 @@ func (s *Store) unreferencedBlobs(key sid, kept map[uint64]bool) ([][]byte, int6
 // materialize rewrites each reference in seqs as the full node it stands
 // for, and makes that durable before Collect deletes anything: a crash in
 // between leaves both copies, never a reference to a missing node.
-func (s *Store) materialize(key sid, seqs []uint64) error {
+// On a shared engine each transaction checks that the session is still at
+// m's metadata.
+func (s *Store) materialize(key sid, seqs []uint64, m *session.Meta) error {
 	if len(seqs) == 0 {
 		return nil
 	}
 	// Each rewrite stands alone (a reference or the node it stands for,
 	// the same message), so any number of transactions keeps that.
 	b := &keyBatch{s: s}
+	if s.shared != nil {
+		b.check = sessionUnchanged(key, m)
+	}
 	err := s.eng.View(func(txn kv.Txn) error {
 		for _, seq := range seqs {
 			item, err := txn.Get(nodeKey(key, seq))

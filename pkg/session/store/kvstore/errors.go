@@ -24,6 +24,25 @@ var (
 	ErrNotStore  = store.ErrNotStore
 )
 
+// ErrChanged is the kind of the error of a Commit (or a Collect) of a
+// session another writer changed since its metadata was read: re-read it
+// and apply the operation again (RetryChanged). It also matches ErrBusy,
+// so that a command that gives up exits 75.
+var ErrChanged = errors.New("session changed since it was read")
+
+type changedError struct {
+	id  string
+	why string
+}
+
+func (e *changedError) Error() string {
+	return "session " + e.id + " changed since it was read" + e.why
+}
+
+func (e *changedError) Is(target error) bool { return target == ErrChanged || target == ErrBusy }
+
+func sessionChanged(id sid) error { return &changedError{id: id.String()} }
+
 // errReadOnly is returned by mutations on a store opened with Read.
 var errReadOnly = store.ErrReadOnly
 
@@ -61,7 +80,8 @@ func mapErr(op string, err error) error {
 	}
 	var te *store.KindError
 	var re *RefError
-	if errors.As(err, &te) || errors.As(err, &re) || strings.HasPrefix(err.Error(), "store: ") {
+	var ce *changedError
+	if errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &ce) || strings.HasPrefix(err.Error(), "store: ") {
 		return err
 	}
 	if badgerkv.IsDamage(err) {

@@ -172,7 +172,8 @@ type keyBatch struct {
 	vals    [][]byte // nil: delete
 	size    int
 	batches int
-	hook    func(batches int) // tests: a kill between transactions
+	hook    func(batches int)  // tests: a kill between transactions
+	check   func(kv.Txn) error // run first in each transaction (shared.go)
 }
 
 // testHookDropBatch lets the crash test die while a move deletes old keys.
@@ -203,6 +204,11 @@ func (b *keyBatch) flush() error {
 		return nil
 	}
 	err := b.s.eng.Update(func(txn kv.Txn) error {
+		if b.check != nil {
+			if err := b.check(txn); err != nil {
+				return err
+			}
+		}
 		for i, k := range b.keys {
 			var err error
 			if b.vals[i] == nil {

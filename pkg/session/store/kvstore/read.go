@@ -102,6 +102,7 @@ func (s *Store) Meta(id string) (session.Meta, error) {
 			if m, derr = record.DecodeMeta(v); derr != nil {
 				return corrupt(key, "its metadata is malformed")
 			}
+			s.noteRead(&m, v)
 			return nil
 		})
 	})
@@ -482,6 +483,7 @@ func (s *Store) List(fn func(*session.Meta) error) error {
 			if err != nil {
 				return corrupt(id, "its metadata is malformed")
 			}
+			s.noteRead(&m, v)
 			fnErr = fn(&m)
 			return fnErr
 		})
@@ -504,6 +506,10 @@ func (s *Store) Blob(id string, sum [32]byte) ([]byte, error) {
 	var data []byte
 	err = s.view(func(txn kv.Txn) error {
 		item, err := txn.Get(blobKey(key, sum))
+		if errors.Is(err, kv.ErrNotFound) && s.shared != nil {
+			data, err = largeBlob(txn, key, sum)
+			return err
+		}
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,9 @@ func (s *Store) Purge() error {
 	if s.eng == nil {
 		return nil
 	}
+	if s.shared != nil {
+		return s.purgeShared()
+	}
 	live, err := s.liveRanges()
 	if err != nil {
 		return mapErr("purge", err)

@@ -123,6 +123,11 @@ type refResolver struct {
 const maxStep = 8
 
 func (r *refResolver) resolve(seq uint64, v []byte) ([]byte, error) {
+	if record.IsChunked(v) {
+		full, err := joinChunks(r.txn, r.id, seq, v, r.buf)
+		r.buf = full
+		return full, err
+	}
 	h, _, err := record.DecodeNodeHeader(v)
 	if err != nil || h.Same == 0 {
 		return v, nil // a malformed node is its reader's to report

@@ -47,6 +47,12 @@ type Options struct {
 	// OtherOwner reads a store another user owns (see storedir.Trust): only
 	// for Read, and nothing is written there, not even the lock file.
 	OtherOwner bool
+	// Engine opens the store on an engine shared by many machines (etcd)
+	// instead of a directory: no lock, no Badger maintenance; each session's
+	// commits are checked against what the handle read (shared.go).
+	// Dir is then unused, and Name names the store in errors.
+	Engine kv.Engine
+	Name   string
 	// resident: the resident store process opens it, and leaves the
 	// turnstile to the commands that open the store themselves.
 	resident bool
@@ -104,6 +110,8 @@ type Store struct {
 	// mapMu is held shared while table pages are released and exclusively
 	// while the database closes.
 	mapMu sync.RWMutex
+	// shared: opened on Options.Engine, without a lock (shared.go).
+	shared *sharedState
 }
 
 func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
@@ -114,6 +122,9 @@ func (s *Store) setEngine(e kv.Engine) { s.eng = e }
 // Open opens the store in Dir. A writer creates Dir (0700) when missing; a
 // reader never creates anything and sees an empty store instead.
 func Open(opts Options, mode Mode) (*Store, error) {
+	if opts.Engine != nil {
+		return openShared(opts, mode)
+	}
 	if opts.Dir == "" {
 		return nil, errors.New("store: no store directory given")
 	}
@@ -654,7 +665,7 @@ func (s *Store) Close() error {
 				s.recordVerified()
 			}
 		}
-		if s.bulk && s.rw {
+		if s.bulk && s.rw && s.shared == nil {
 			warmTableEnds(s.dbDir())
 		}
 	}

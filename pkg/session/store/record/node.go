@@ -2,6 +2,8 @@ package record
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 
 	"github.com/wctoolkit/wc/pkg/session"
@@ -12,10 +14,14 @@ import (
 //
 //	{"parent":P,"n":DEPTH,"tok":TOKENS,"users":USERS,"msg":MESSAGE}
 //	{"parent":P,"n":DEPTH,"tok":TOKENS,"users":USERS,"same":S}
+//	{"parent":P,"n":DEPTH,"tok":TOKENS,"users":USERS,"chunks":"SUMS"}
 //
 // The second is a reference: the node repeats the message of node S of
-// its session, which holds it (see EncodeNodeRef). MESSAGE is what
-// session.Message.AppendJSON writes, and DecodeNode reads only that form.
+// its session, which holds it (see EncodeNodeRef). The third holds a
+// message too large for one value of the engine: SUMS are the hex sha256
+// of its pieces, stored apart, in order (see EncodeNodeChunked). MESSAGE
+// is what session.Message.AppendJSON writes, and DecodeNode reads only
+// the first form.
 
 // EncodeNode is the record of a node.
 func EncodeNode(n *session.Node) []byte {
@@ -66,20 +72,89 @@ func AppendResolvedNodeRef(dst, ref, target []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// EncodeNodeChunked is the record of a node whose message (full, a node's
+// record) is stored apart in pieces of at most size bytes: it returns the
+// record naming them, and the pieces.
+func EncodeNodeChunked(full []byte, size int) ([]byte, [][]byte, error) {
+	_, msg, err := DecodeNodeHeader(full)
+	if err != nil || msg == nil || size <= 0 {
+		return nil, nil, errMalformedNode
+	}
+	cut := len(full) - len(msg) - 1 - len(`,"msg":`)
+	var pieces [][]byte
+	dst := append(append(make([]byte, 0, cut+16+(len(msg)/size+1)*64), full[:cut]...), nodeChunksKey...)
+	for rest := msg; len(rest) > 0; {
+		piece := rest[:min(size, len(rest))]
+		rest = rest[len(piece):]
+		sum := sha256.Sum256(piece)
+		dst = hex.AppendEncode(dst, sum[:])
+		pieces = append(pieces, piece)
+	}
+	return append(dst, `"}`...), pieces, nil
+}
+
+// IsChunked tells a node record of the third form at a glance: the
+// others end with a message object's brace or a number.
+func IsChunked(b []byte) bool { return len(b) >= 2 && b[len(b)-2] == '"' }
+
+// NodeChunks returns the sums of the pieces of a node record of the third
+// form, in order; ok is false for any other record.
+func NodeChunks(b []byte) (sums [][32]byte, ok bool) {
+	i := bytes.LastIndex(b, []byte(nodeChunksKey))
+	if i < 0 || !bytes.HasSuffix(b, []byte(`"}`)) {
+		return nil, false
+	}
+	hexSums := b[i+len(nodeChunksKey) : len(b)-2]
+	if len(hexSums) == 0 || len(hexSums)%64 != 0 || bytes.IndexByte(hexSums, '"') >= 0 {
+		return nil, false
+	}
+	sums = make([][32]byte, len(hexSums)/64)
+	for k := range sums {
+		if _, err := hex.Decode(sums[k][:], hexSums[64*k:64*k+64]); err != nil {
+			return nil, false
+		}
+	}
+	return sums, true
+}
+
+// AppendNodeFromChunks appends to dst the node record a chunked one
+// stands for, its pieces joined in order: its header with the message.
+func AppendNodeFromChunks(dst, chunked []byte, pieces [][]byte) ([]byte, error) {
+	i := bytes.LastIndex(chunked, []byte(nodeChunksKey))
+	if i < 0 {
+		return nil, errMalformedNode
+	}
+	dst = append(append(dst, chunked[:i]...), `,"msg":`...)
+	for _, p := range pieces {
+		dst = append(dst, p...)
+	}
+	return append(dst, '}'), nil
+}
+
 var nodeHeaderKeys = [...]string{`{"parent":`, `,"n":`, `,"tok":`, `,"users":`, `,"msg":`}
 
-const nodeRefKey = `,"same":`
+const (
+	nodeRefKey    = `,"same":`
+	nodeChunksKey = `,"chunks":"`
+)
 
 var errMalformedNode = &session.InvalidError{Msg: "stored node is malformed"}
 
 // DecodeNodeHeader reads a node record's totals and returns the raw JSON
 // of its message, without decoding it. For a reference (EncodeNodeRef)
-// the message is nil and h.Same names the node holding it.
+// the message is nil and h.Same names the node holding it; for a chunked
+// record (EncodeNodeChunked) the message is nil and h.Same 0.
 func DecodeNodeHeader(b []byte) (session.NodeHeader, []byte, error) {
 	var h session.NodeHeader
 	fields := [...]*uint64{&h.Parent, &h.Depth, &h.Tokens, &h.Users}
 	rest := b
 	for i, key := range nodeHeaderKeys {
+		if i == len(fields) && bytes.HasPrefix(rest, []byte(nodeChunksKey)) {
+			if _, ok := NodeChunks(rest); !ok {
+				return h, nil, errMalformedNode
+			}
+			return h, nil, nil // the message is in its pieces
+		}
 		if i == len(fields) && bytes.HasPrefix(rest, []byte(nodeRefKey)) {
 			same, tail, ok := parseUint(rest[len(nodeRefKey):])
 			if !ok || same == 0 || string(tail) != "}" {
