@@ -236,7 +236,7 @@ func readQuery(c *command.Ctx) (store.ListQuery, error) {
 		}
 		for _, f := range []string{"sort", "reverse", "grep", "empty"} {
 			if c.IsSet(f) {
-				return q, command.Usagef("--search cannot be combined with --%s", f).WithHint("a search ranks its sessions itself")
+				return q, command.Usagef("--search cannot be combined with --%s: a search ranks its sessions itself", f)
 			}
 		}
 	}

@@ -490,8 +490,89 @@ func (s *Store) dropUnlisted(m *textindex.Manifest) error {
 	return mapErr("index", err)
 }
 
-// mergeSegments merges segments of m when a tier holds too many.
-func (s *Store) mergeSegments(m *textindex.Manifest) error { return nil }
+// Segments merge by tiers of size (textindex.Tiers): mergeFanIn of a tier
+// or more merge into one of at most mergeBytes, so that a query reads a
+// few segments whatever the number of folds.
+const (
+	mergeFanIn = 4
+	mergeBytes = 64 << 20
+)
+
+// mergeSegments merges segments of m while a tier holds too many, dropping
+// the messages of removed sessions and those a later merged segment holds
+// again. Called with foldMu held.
+func (s *Store) mergeSegments(m *textindex.Manifest) error {
+	for {
+		sizes := make([]uint64, len(m.Segments))
+		for i := range m.Segments {
+			sizes[i] = m.Segments[i].Size()
+		}
+		pick := textindex.Tiers(sizes, mergeFanIn, mergeBytes)
+		if pick == nil {
+			return nil
+		}
+		slices.Sort(pick)
+		var parts textindex.Parts
+		err := s.eng.View(func(txn kv.Txn) error {
+			srcs := make([]textindex.Source, len(pick))
+			for i, p := range pick {
+				var err error
+				if srcs[i], err = openSegment(txn, &m.Segments[p]); err != nil {
+					return err
+				}
+			}
+			live := map[sid]bool{}
+			type docKey struct {
+				id  sid
+				seq uint64
+			}
+			last := map[docKey]int{}
+			for i, src := range srcs {
+				for doc, seq := range src.Seg.DocSeq {
+					id := sid(src.Seg.Sessions[src.Seg.DocSess[doc]])
+					if _, ok := live[id]; !ok {
+						_, err := txn.Get(metaKey(id))
+						if err != nil && !errors.Is(err, kv.ErrNotFound) {
+							return err
+						}
+						live[id] = err == nil
+					}
+					last[docKey{id, seq}] = i
+				}
+			}
+			var err error
+			parts, err = textindex.Merge(srcs, func(i int, doc uint32) bool {
+				seg := srcs[i].Seg
+				id := sid(seg.Sessions[seg.DocSess[doc]])
+				return live[id] && last[docKey{id, seg.DocSeq[doc]}] == i
+			})
+			return err
+		})
+		if err != nil {
+			return mapErr("index", err)
+		}
+		next := textindex.Manifest{Next: m.Next + 1}
+		si, err := s.writeSegment(m.Next, parts)
+		if err != nil {
+			return err
+		}
+		for i := range m.Segments {
+			switch {
+			case i == pick[0]:
+				next.Segments = append(next.Segments, si)
+			case !slices.Contains(pick, i):
+				next.Segments = append(next.Segments, m.Segments[i])
+			}
+		}
+		if err := s.commitManifest(m, false, &next); err != nil {
+			return err
+		}
+		if err := s.dropUnlisted(&next); err != nil {
+			return err
+		}
+		m = &next
+	}
+}
 
 // IndexStats is what the search index holds.
 type IndexStats struct {
@@ -523,4 +604,33 @@ func (s *Store) IndexStats() (IndexStats, error) {
 		return err
 	})
 	return st, err
+}
+
+// foldIfDue folds the pending marks after a commit once the commit's
+// shard holds its share of foldBound: the writer that crosses the bound
+// folds, so that marks stay few without a reader's help. Not when there
+// is no index yet: building one is a query's (or wc-store's) to do, not an
+// append's. A failed fold leaves the marks, which the next one folds: the
+// commit stands either way.
+func (s *Store) foldIfDue(id sid) {
+	n := 0
+	err := s.eng.View(func(txn kv.Txn) error {
+		prefix := pendingPrefix(shardOf(id))
+		it := txn.Iterate(kv.IterOptions{Prefix: prefix, KeysOnly: true})
+		defer it.Close()
+		for it.Seek(prefix); it.Valid() && n*listingShards < foldBound; it.Next() {
+			n++
+		}
+		if n*listingShards < foldBound {
+			return nil
+		}
+		m, err := readIndexManifest(txn)
+		if m == nil {
+			n = 0
+		}
+		return err
+	})
+	if err == nil && n*listingShards >= foldBound {
+		_ = s.foldIndex(true)
+	}
 }

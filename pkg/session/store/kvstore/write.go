@@ -137,6 +137,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		}
 	}
 	s.lastTxns.Store(int64(txns))
+	s.foldIfDue(id)
 	return nil
 }
 

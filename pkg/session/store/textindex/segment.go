@@ -91,24 +91,7 @@ func (b *Builder) Add(id ID, seq uint64, texts []string) {
 			tp = &termPostings{}
 			b.terms[w] = tp
 		}
-		delta := doc - tp.lastDoc
-		if tp.df == 0 {
-			delta = doc
-		}
-		// The delta and whether the term is there once, in one uvarint.
-		if len(ps) == 1 {
-			tp.buf = binary.AppendUvarint(tp.buf, uint64(delta)<<1|1)
-		} else {
-			tp.buf = binary.AppendUvarint(tp.buf, uint64(delta)<<1)
-			tp.buf = binary.AppendUvarint(tp.buf, uint64(len(ps)))
-		}
-		prev := uint32(0)
-		for _, p := range ps {
-			tp.buf = binary.AppendUvarint(tp.buf, uint64(p-prev))
-			prev = p
-		}
-		tp.df++
-		tp.lastDoc = doc
+		tp.add(doc, ps)
 		words += uint32(len(ps))
 	}
 	b.seqs = append(b.seqs, seq)
