@@ -28,7 +28,7 @@ type grepIndex struct {
 // a word): every session is then read, as without an index.
 func prepareGrep(txn kv.Txn, needle string) (*grepIndex, error) {
 	frags, ok := textindex.GrepPlan(needle)
-	if !ok {
+	if !ok || indexOff {
 		return nil, nil
 	}
 	v, err := loadIndex(txn)
