@@ -641,3 +641,45 @@ func (s *Store) foldIfDue(id sid) {
 		_ = s.foldIndex(true)
 	}
 }
+
+// checkIndex reports what the index holds, and a segment that does not
+// decode or whose parts are not all there.
+func (s *Store) checkIndex(r *CheckReport) {
+	stats, err := s.IndexStats()
+	if err != nil {
+		r.add("", "reading the search index: %s", err.Error())
+		return
+	}
+	r.Index = &stats
+	err = s.view(func(txn kv.Txn) error {
+		m, err := readIndexManifest(txn)
+		if err != nil || m == nil {
+			return err
+		}
+		for i := range m.Segments {
+			si := &m.Segments[i]
+			src, err := openSegment(txn, si)
+			if err == nil {
+				for t := range src.Seg.Terms {
+					var b []byte
+					if b, err = src.Postings(&src.Seg.Terms[t]); err != nil {
+						break
+					}
+					p := textindex.NewPostings(b)
+					for p.Next() {
+					}
+					if err = p.Err(); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				r.add("", "search index segment %d: %s", si.ID, err.Error())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.add("", "reading the search index: %s", err.Error())
+	}
+}
