@@ -194,7 +194,9 @@ func Match(src Source, frags []Frag) (map[uint32]int, error) {
 	var pos []uint32
 	for k, fi := range order {
 		if k == 0 {
+			var runs []int // where each term's candidates start: each run is sorted
 			for _, t := range terms[fi] {
+				runs = append(runs, len(cands))
 				b, err := src.Postings(&seg.Terms[t])
 				if err != nil {
 					return nil, err
@@ -212,9 +214,8 @@ func Match(src Source, frags []Frag) (map[uint32]int, error) {
 					return nil, p.Err()
 				}
 			}
-			if len(terms[fi]) > 1 {
-				slices.Sort(cands)
-				cands = slices.Compact(cands)
+			if len(runs) > 1 {
+				cands = slices.Compact(mergeRuns(cands, runs))
 			}
 		} else {
 			kept := make([]bool, len(cands))
@@ -228,9 +229,7 @@ func Match(src Source, frags []Frag) (map[uint32]int, error) {
 				for c < len(cands) && p.Next() {
 					doc := p.Doc()
 					if uint32(cands[c]>>32) < doc {
-						// Gallop: a term of a prefix may hold few of them.
-						i, _ := slices.BinarySearch(cands[c:], uint64(doc)<<32)
-						c += i
+						c = gallop(cands, c, uint64(doc)<<32)
 					}
 					if c == len(cands) || uint32(cands[c]>>32) != doc {
 						continue
@@ -264,6 +263,56 @@ func Match(src Source, frags []Frag) (map[uint32]int, error) {
 		out[uint32(c>>32)]++
 	}
 	return out, nil
+}
+
+// gallop is the first index at or after c whose value is at least v: it
+// doubles its step from c, then searches the last step, so that a term
+// holding few of the candidates skips most of them.
+func gallop(s []uint64, c int, v uint64) int {
+	step := 1
+	lo := c
+	for lo+step < len(s) && s[lo+step] < v {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step+1, len(s))
+	i, _ := slices.BinarySearch(s[lo:hi], v)
+	return lo + i
+}
+
+// mergeRuns merges the sorted runs of s that start at runs (ascending),
+// pairwise, into one sorted slice.
+func mergeRuns(s []uint64, runs []int) []uint64 {
+	bounds := append(slices.Clone(runs), len(s))
+	buf := make([]uint64, len(s))
+	for len(bounds) > 2 {
+		var next []int
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			hi := mid
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			a, b, o := lo, mid, lo
+			for a < mid && b < hi {
+				if s[a] <= s[b] {
+					buf[o] = s[a]
+					a++
+				} else {
+					buf[o] = s[b]
+					b++
+				}
+				o++
+			}
+			o += copy(buf[o:], s[a:mid])
+			copy(buf[o:], s[b:hi])
+			next = append(next, lo)
+		}
+		next = append(next, len(s))
+		s, buf = buf, s
+		bounds = next
+	}
+	return s
 }
 
 // Hit is a document that matches every clause of a search.
