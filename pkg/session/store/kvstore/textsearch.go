@@ -302,13 +302,14 @@ func (s *Store) ensureIndex() error {
 	if s.writable() != nil || s.eng == nil {
 		return nil
 	}
-	return s.foldIndex(false)
+	return s.foldIndex(false, mergeBytes)
 }
 
 // foldIndex folds the marked messages into new segments (all messages,
-// when the index is missing), then merges segments as mergeSegments says.
-// With force it folds whatever is marked.
-func (s *Store) foldIndex(force bool) error {
+// when the index is missing), then merges segments as mergeSegments says,
+// into segments of at most maxMerge bytes. With force it folds whatever
+// is marked.
+func (s *Store) foldIndex(force bool, maxMerge uint64) error {
 	foldMu.Lock()
 	defer foldMu.Unlock()
 	var man *textindex.Manifest
@@ -342,7 +343,7 @@ func (s *Store) foldIndex(force bool) error {
 		man = &textindex.Manifest{}
 	} else if !force && len(marks) < foldBound {
 		// Marks are per commit: a commit writes a message or a few.
-		return s.mergeSegments(man)
+		return s.mergeSegments(man, maxMerge)
 	}
 	if len(todo) == 0 && !rebuild {
 		return nil
@@ -407,7 +408,7 @@ func (s *Store) foldIndex(force bool) error {
 	if err := s.dropUnlisted(&next); err != nil {
 		return err
 	}
-	return s.mergeSegments(&next)
+	return s.mergeSegments(&next, maxMerge)
 }
 
 // commitManifest replaces the manifest old (nil: none, or one of another
@@ -496,22 +497,25 @@ func (s *Store) dropUnlisted(m *textindex.Manifest) error {
 
 // Segments merge by tiers of size (textindex.Tiers): mergeFanIn of a tier
 // or more merge into one of at most mergeBytes, so that a query reads a
-// few segments whatever the number of folds.
+// few segments whatever the number of folds. A writer's fold only merges
+// into segments of appendMergeBytes, so that no append waits for a large
+// merge; queries of a writable handle (the resident process) do those.
 const (
-	mergeFanIn = 4
-	mergeBytes = 64 << 20
+	mergeFanIn       = 4
+	mergeBytes       = 64 << 20
+	appendMergeBytes = 4 << 20
 )
 
 // mergeSegments merges segments of m while a tier holds too many, dropping
 // the messages of removed sessions and those a later merged segment holds
 // again. Called with foldMu held.
-func (s *Store) mergeSegments(m *textindex.Manifest) error {
+func (s *Store) mergeSegments(m *textindex.Manifest, maxBytes uint64) error {
 	for {
 		sizes := make([]uint64, len(m.Segments))
 		for i := range m.Segments {
 			sizes[i] = m.Segments[i].Size()
 		}
-		pick := textindex.Tiers(sizes, mergeFanIn, mergeBytes)
+		pick := textindex.Tiers(sizes, mergeFanIn, maxBytes)
 		if pick == nil {
 			return nil
 		}
@@ -638,7 +642,7 @@ func (s *Store) foldIfDue(id sid) {
 		return err
 	})
 	if err == nil && n*listingShards >= foldBound {
-		_ = s.foldIndex(true)
+		_ = s.foldIndex(true, appendMergeBytes)
 	}
 }
 

@@ -60,7 +60,7 @@ func BenchmarkIndexAppend(b *testing.B) {
 			dir := b.TempDir()
 			benchIndexStore(b, dir, 1000, 5, 1000)
 			s := open(b, dir, Write)
-			if err := s.foldIndex(true); err != nil {
+			if err := s.foldIndex(true, mergeBytes); err != nil {
 				b.Fatal(err)
 			}
 			indexOff = !indexed
@@ -85,7 +85,7 @@ func BenchmarkIndexQuery(b *testing.B) {
 	dir := b.TempDir()
 	text := benchIndexStore(b, dir, 2000, 10, 1000)
 	w := open(b, dir, Write)
-	if err := w.foldIndex(true); err != nil {
+	if err := w.foldIndex(true, mergeBytes); err != nil {
 		b.Fatal(err)
 	}
 	stats, _ := w.IndexStats()
@@ -131,7 +131,7 @@ func BenchmarkIndexRebuild(b *testing.B) {
 		if err := s.eng.Update(func(txn kv.Txn) error { return txn.Delete(manifestKey) }); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.foldIndex(false); err != nil {
+		if err := s.foldIndex(false, mergeBytes); err != nil {
 			b.Fatal(err)
 		}
 	}

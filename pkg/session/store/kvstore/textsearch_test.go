@@ -131,11 +131,19 @@ func TestIndexGrepExact(t *testing.T) {
 		t.Fatal("appends left no pending mark")
 	}
 	w.check("pending marks", w.st)
+	// Writers fold once a shard holds its share of the bound.
+	for range foldBound {
+		w.add(ids[w.r.IntN(len(ids))], 1)
+	}
+	if s, _ := w.st.IndexStats(); s.Pending >= foldBound/2 {
+		t.Errorf("after %d more appends: %+v, no writer folded", foldBound, s)
+	}
+	w.check("writers' folds", w.st)
 	for round := range 6 {
 		for range 40 {
 			w.add(ids[w.r.IntN(len(ids))], 1)
 		}
-		if err := w.st.foldIndex(true); err != nil {
+		if err := w.st.foldIndex(true, mergeBytes); err != nil {
 			t.Fatal(err)
 		}
 		_ = round
@@ -243,7 +251,7 @@ func TestSearch(t *testing.T) {
 	if err := st.DeleteSession(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.foldIndex(true); err != nil {
+	if err := st.foldIndex(true, mergeBytes); err != nil {
 		t.Fatal(err)
 	}
 	if got := search(`"login test"`); len(got) != 2 || got[0][:1] != "4" {
