@@ -687,3 +687,10 @@ func (s *Store) checkIndex(r *CheckReport) {
 		r.add("", "reading the search index: %s", err.Error())
 	}
 }
+
+// keepUnindexed is what a purge keeps: live's keys without the search
+// index, whose dictionary holds the words of what was removed. The next
+// writable query builds the index again from what was kept.
+func (live liveSet) keepUnindexed(key []byte) bool {
+	return !bytes.HasPrefix(key, indexPrefix) && live.keep(key)
+}
