@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	mrand "math/rand/v2"
 	"slices"
 	"sync"
 
@@ -52,8 +53,8 @@ var (
 // clients; other processes cannot write while it holds the store).
 var foldMu sync.Mutex
 
-func segChunkKey(seg uint32, part byte, chunk uint32) []byte {
-	k := binary.BigEndian.AppendUint32(bytes.Clone(segChunkPrefix), seg)
+func segChunkKey(seg uint64, part byte, chunk uint32) []byte {
+	k := binary.BigEndian.AppendUint64(bytes.Clone(segChunkPrefix), seg)
 	k = append(k, part)
 	return binary.BigEndian.AppendUint32(k, chunk)
 }
@@ -356,11 +357,10 @@ func (s *Store) foldIndex(force bool, maxMerge uint64) error {
 		if b.Docs() == 0 {
 			return nil
 		}
-		si, err := s.writeSegment(next.Next, b.Encode())
+		si, err := s.writeSegment(newSegmentID(&next), b.Encode())
 		if err != nil {
 			return err
 		}
-		next.Next++
 		next.Segments = append(next.Segments, si)
 		b = textindex.NewBuilder()
 		return nil
@@ -392,7 +392,7 @@ func (s *Store) foldIndex(force bool, maxMerge uint64) error {
 		return err
 	}
 	if err := s.commitManifest(man, rebuild, &next); err != nil {
-		return err
+		return errors.Join(err, s.dropSegments(man, added(man, &next)))
 	}
 	// The marks the new segments cover; a crash before leaves them for the
 	// next fold, which indexes their messages again (the newer copy wins).
@@ -405,7 +405,7 @@ func (s *Store) foldIndex(force bool, maxMerge uint64) error {
 	if err := kb.flush(); err != nil {
 		return mapErr("index", err)
 	}
-	if err := s.dropUnlisted(&next); err != nil {
+	if err := s.dropSegments(&next, added(&next, man)); err != nil {
 		return err
 	}
 	return s.mergeSegments(&next, maxMerge)
@@ -447,7 +447,7 @@ var errIndexRace = errors.New("store: the search index changed during a fold")
 
 // writeSegment writes a segment's parts in chunks, in as many
 // transactions as they take: no manifest names it yet.
-func (s *Store) writeSegment(id uint32, p textindex.Parts) (textindex.SegmentInfo, error) {
+func (s *Store) writeSegment(id uint64, p textindex.Parts) (textindex.SegmentInfo, error) {
 	si := textindex.SegmentInfo{ID: id, Docs: uint64(p.Docs), Bytes: [3]uint64{uint64(len(p.Head)), uint64(len(p.Dict)), uint64(len(p.Postings))}}
 	kb := &keyBatch{s: s}
 	for part, b := range [][]byte{p.Head, p.Dict, p.Postings} {
@@ -468,23 +468,62 @@ func (s *Store) writeSegment(id uint32, p textindex.Parts) (textindex.SegmentInf
 	return si, nil
 }
 
-// dropUnlisted deletes the chunks of segments m does not name: merged,
-// rebuilt or left by a fold a crash cut short.
-func (s *Store) dropUnlisted(m *textindex.Manifest) error {
-	listed := map[uint32]bool{}
+// added is the ids of the segments in b and not in a.
+func added(a, b *textindex.Manifest) map[uint64]bool {
+	ids := map[uint64]bool{}
+	for _, si := range b.Segments {
+		ids[si.ID] = true
+	}
+	for _, si := range a.Segments {
+		delete(ids, si.ID)
+	}
+	return ids
+}
+
+// newSegmentID is a random id that m does not use: writers of a shared
+// store (etcd) fold at once, without a lock, so ids are not counted.
+func newSegmentID(m *textindex.Manifest) uint64 {
+	for {
+		id := mrand.Uint64()
+		if !slices.ContainsFunc(m.Segments, func(si textindex.SegmentInfo) bool { return si.ID == id }) {
+			return id
+		}
+	}
+}
+
+// dropSegments deletes the chunks of the segments gone names, which the
+// committed manifest m does not (merged, replaced, or a fold's that lost
+// the race to commit). On a store of its own (the lock held) it deletes
+// every chunk m does not name, what a fold a crash cut short left
+// included; on a shared store another writer's fold may be writing
+// chunks m does not name yet, so only gone's.
+func (s *Store) dropSegments(m *textindex.Manifest, gone map[uint64]bool) error {
+	listed := map[uint64]bool{}
 	for _, si := range m.Segments {
 		listed[si.ID] = true
 	}
+	shared := s.shared != nil
 	kb := &keyBatch{s: s}
 	err := s.eng.View(func(txn kv.Txn) error {
 		it := txn.Iterate(kv.IterOptions{Prefix: segChunkPrefix, KeysOnly: true})
 		defer it.Close()
 		for it.Seek(segChunkPrefix); it.Valid(); it.Next() {
 			k := it.Key()
-			if len(k) != len(segChunkPrefix)+9 || !listed[binary.BigEndian.Uint32(k[len(segChunkPrefix):])] {
+			if len(k) != len(segChunkPrefix)+13 {
+				if shared {
+					continue
+				}
 				if err := kb.del(k); err != nil {
 					return err
 				}
+				continue
+			}
+			id := binary.BigEndian.Uint64(k[len(segChunkPrefix):])
+			if listed[id] || shared && !gone[id] {
+				continue
+			}
+			if err := kb.del(k); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -559,8 +598,8 @@ func (s *Store) mergeSegments(m *textindex.Manifest, maxBytes uint64) error {
 		if err != nil {
 			return mapErr("index", err)
 		}
-		next := textindex.Manifest{Next: m.Next + 1}
-		si, err := s.writeSegment(m.Next, parts)
+		next := textindex.Manifest{}
+		si, err := s.writeSegment(newSegmentID(m), parts)
 		if err != nil {
 			return err
 		}
@@ -573,9 +612,9 @@ func (s *Store) mergeSegments(m *textindex.Manifest, maxBytes uint64) error {
 			}
 		}
 		if err := s.commitManifest(m, false, &next); err != nil {
-			return err
+			return errors.Join(err, s.dropSegments(m, added(m, &next)))
 		}
-		if err := s.dropUnlisted(&next); err != nil {
+		if err := s.dropSegments(&next, added(&next, m)); err != nil {
 			return err
 		}
 		m = &next

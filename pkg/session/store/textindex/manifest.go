@@ -5,13 +5,12 @@ import "encoding/binary"
 // Manifest lists an index's segments, oldest first: a segment is part of
 // the index once the manifest that names it is committed.
 type Manifest struct {
-	Next     uint32 // the id the next segment gets
 	Segments []SegmentInfo
 }
 
 // SegmentInfo is where a segment's parts are and what it holds.
 type SegmentInfo struct {
-	ID     uint32
+	ID     uint64 // random: writers of a shared store fold at once
 	Docs   uint64
 	Chunks [3]uint32 // of the head, the dictionary and the postings
 	Bytes  [3]uint64
@@ -23,10 +22,9 @@ func (s *SegmentInfo) Size() uint64 { return s.Bytes[0] + s.Bytes[1] + s.Bytes[2
 // EncodeManifest writes m with the codec version.
 func EncodeManifest(m *Manifest) []byte {
 	b := binary.AppendUvarint(nil, segmentVersion)
-	b = binary.AppendUvarint(b, uint64(m.Next))
 	b = binary.AppendUvarint(b, uint64(len(m.Segments)))
 	for _, s := range m.Segments {
-		b = binary.AppendUvarint(b, uint64(s.ID))
+		b = binary.AppendUvarint(b, s.ID)
 		b = binary.AppendUvarint(b, s.Docs)
 		for i := range 3 {
 			b = binary.AppendUvarint(b, uint64(s.Chunks[i]))
@@ -46,13 +44,13 @@ func DecodeManifest(b []byte) (*Manifest, error) {
 		}
 		return nil, ErrVersion
 	}
-	m := &Manifest{Next: uint32(r.uint())}
+	m := &Manifest{}
 	n := r.uint()
 	if r.bad || n > uint64(len(b)) {
 		return nil, ErrDamaged
 	}
 	for range n {
-		s := SegmentInfo{ID: uint32(r.uint()), Docs: r.uint()}
+		s := SegmentInfo{ID: r.uint(), Docs: r.uint()}
 		for i := range 3 {
 			s.Chunks[i] = uint32(r.uint())
 			s.Bytes[i] = r.uint()

@@ -27,7 +27,7 @@ import (
 
 // segmentVersion is the codec's version; a store whose index was written
 // with another one rebuilds it.
-const segmentVersion = 3
+const segmentVersion = 4
 
 // ID is a session id as the store keys it.
 type ID = [16]byte

@@ -246,7 +246,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestManifestRoundTrip(t *testing.T) {
-	m := &Manifest{Next: 7, Segments: []SegmentInfo{{ID: 3, Docs: 10, Chunks: [3]uint32{1, 1, 2}, Bytes: [3]uint64{5, 6, 300000}}}}
+	m := &Manifest{Segments: []SegmentInfo{{ID: 3, Docs: 10, Chunks: [3]uint32{1, 1, 2}, Bytes: [3]uint64{5, 6, 300000}}}}
 	got, err := DecodeManifest(EncodeManifest(m))
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
 		t.Errorf("round trip %v %v, want %v", got, err, m)
