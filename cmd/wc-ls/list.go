@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -17,7 +16,7 @@ import (
 	"github.com/wctoolkit/wc/cmd/internal/command"
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store"
-	"github.com/wctoolkit/wc/pkg/session/store/record"
+	"github.com/wctoolkit/wc/pkg/session/store/textindex"
 )
 
 // tableRows is how many sessions a table shows unless --limit says.
@@ -46,6 +45,9 @@ func list(c *command.Ctx) error {
 		return command.Usagef("--limit must not be negative")
 	}
 	table := c.Bool("table") || c.StdoutIsTerminal() && !c.Bool("json")
+	if q.Search != "" {
+		return search(c, q, table)
+	}
 	// A table is for a person: the newest tableRows, and how many more.
 	// Counting them needs all the rows; a grep stops at one more.
 	limit, shorten := c.Int("limit"), table && !c.IsSet("limit")
@@ -115,12 +117,10 @@ func list(c *command.Ctx) error {
 }
 
 // sortedRows lists the sessions q selects in another order than the
-// store's (nil: the store's, for --empty): all of them are read and sorted
-// (sessions that compare equal in id order, in either direction), and only
-// then grepped, until the limit.
+// store's (nil: the store's, for --empty): all of them are read (the
+// store greps, from its index) and sorted (sessions that compare equal in
+// id order, in either direction), until the limit.
 func sortedRows(c *command.Ctx, st store.Handle, q store.ListQuery, order func(a, b *session.Info) int, limit int) ([]session.Info, error) {
-	grep := q.Grep
-	q.Grep = ""
 	reverse := c.Bool("reverse")
 	onlyEmpty := c.Bool("empty")
 	if order == nil {
@@ -151,26 +151,10 @@ func sortedRows(c *command.Ctx, st store.Handle, q store.ListQuery, order func(a
 			return strings.Compare(a.ID, b.ID)
 		})
 	}
-	if q.Fold {
-		grep = strings.ToLower(grep)
+	if limit > 0 && len(infos) > limit {
+		infos = infos[:limit]
 	}
-	var rows []session.Info
-	for i := range infos {
-		if limit > 0 && len(rows) == limit {
-			break
-		}
-		if grep != "" {
-			found, err := contains(st, infos[i].ID, grep, q.Fold)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
-				continue
-			}
-		}
-		rows = append(rows, infos[i])
-	}
-	return rows, nil
+	return infos, nil
 }
 
 // listJSON prints the lines the store process rendered. A session whose
@@ -245,7 +229,17 @@ func upgradeTitles(st store.Handle, rows []session.Info) error {
 func isEmpty(info *session.Info) bool { return info.MessageCount == 0 && info.Branches == 0 }
 
 func readQuery(c *command.Ctx) (store.ListQuery, error) {
-	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Fold: c.Bool("ignore-case")}
+	q := store.ListQuery{Title: c.String("title"), Grep: c.String("grep"), Search: c.String("search"), Fold: c.Bool("ignore-case")}
+	if c.IsSet("search") {
+		if _, err := textindex.ParseQuery(q.Search); err != nil {
+			return q, command.Usagef("--search: %v", err)
+		}
+		for _, f := range []string{"sort", "reverse", "grep", "empty"} {
+			if c.IsSet(f) {
+				return q, command.Usagef("--search cannot be combined with --%s: a search ranks its sessions itself", f)
+			}
+		}
+	}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {
@@ -296,28 +290,6 @@ func cmpTime(a, b string) int {
 	}
 	return ta.Compare(tb)
 }
-
-// contains reports whether any stored message of the session holds text.
-func contains(st store.Handle, id, text string, fold bool) (bool, error) {
-	found := false
-	err := st.Nodes(id, func(seq uint64, raw []byte) error {
-		n, err := record.DecodeNode(seq, raw)
-		if err != nil {
-			return err
-		}
-		if session.MessageContains(&n.Msg, text, fold) {
-			found = true
-			return errFound
-		}
-		return nil
-	})
-	if errors.Is(err, errFound) {
-		err = nil
-	}
-	return found, err
-}
-
-var errFound = errors.New("found")
 
 func printTable(c *command.Ctx, rows []session.Info) {
 	var cells [][]string

@@ -48,6 +48,7 @@ type ListQuery struct {
 	Until   time.Time // updated before (zero: no bound)
 	Title   string    // a substring of the title
 	Grep    string    // a substring of any stored message, of any branch
+	Search  string    // a search (words, "phrases", prefix*): ranked, best first
 	Fold    bool      // Title and Grep ignore case
 	Oldest  bool      // least recently updated first
 	Limit   int       // at most this many sessions (0: all)

@@ -22,14 +22,15 @@ import (
 
 // CheckReport is what Check found: wc-store --check prints it.
 type CheckReport struct {
-	Store     string    `json:"store"`
-	OK        bool      `json:"ok"`
-	Sessions  int       `json:"sessions"`
-	Nodes     int       `json:"nodes"`
-	Blobs     int       `json:"blobs"`
-	Tables    int       `json:"tables"`
-	ValueLogs int       `json:"value_logs"`
-	Problems  []Problem `json:"problems"`
+	Store     string      `json:"store"`
+	OK        bool        `json:"ok"`
+	Sessions  int         `json:"sessions"`
+	Nodes     int         `json:"nodes"`
+	Blobs     int         `json:"blobs"`
+	Tables    int         `json:"tables"`
+	ValueLogs int         `json:"value_logs"`
+	Index     *IndexStats `json:"index,omitempty"` // the search index (textsearch.go)
+	Problems  []Problem   `json:"problems"`
 }
 
 // Problem is one thing Check found wrong; Session is empty for the
@@ -90,6 +91,7 @@ func Check(opts Options) (*CheckReport, error) {
 		r.add("", "a table fails its checksums: %s", firstLineOf(err.Error()))
 	}
 	st.checkSessions(r)
+	st.checkIndex(r)
 	if err := st.CheckListing(); err != nil {
 		r.add("", "%s", err.Error())
 	}

@@ -80,6 +80,7 @@ type listFilter struct {
 	projectSlash string // Project + "/"
 	title, grep  string // lowercased with Fold
 	since, until [listingTimeLen]byte
+	index        *grepIndex // the index's candidates for grep (textquery.go)
 }
 
 func newListFilter(q ListQuery) *listFilter {
@@ -193,8 +194,19 @@ type listVisit func(key, summary []byte) (more bool, err error)
 // read-only) it reads every session's metadata instead.
 func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error) error {
 	f := newListFilter(q)
+	if f.grep != "" {
+		if err := s.ensureIndex(); err != nil {
+			return err
+		}
+	}
 	var fnErr error
 	err := s.view(func(txn kv.Txn) error {
+		if f.grep != "" {
+			var err error
+			if f.index, err = prepareGrep(txn, f.grep); err != nil {
+				return err
+			}
+		}
 		listed := 0
 		visit := func(key, v []byte) (bool, error) {
 			id := listingKeyID(key)
@@ -205,7 +217,7 @@ func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error
 				return err == nil, err
 			}
 			if f.grep != "" {
-				found, err := sessionContains(txn, id, f.grep, q.Fold)
+				found, err := f.contains(txn, id)
 				if err != nil || !found {
 					return err == nil, err
 				}
@@ -447,7 +459,11 @@ func sessionContains(txn kv.Txn, id sid, text string, fold bool) (bool, error) {
 // returned as is.
 func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 	var fnErr error
-	err := s.listSummaries(q, func(id sid, v []byte) error {
+	list := s.listSummaries
+	if q.Search != "" {
+		list = s.searchListing
+	}
+	err := list(q, func(id sid, v []byte) error {
 		info, err := store.DecodeSummary(id, v)
 		if err != nil {
 			return err
@@ -464,6 +480,9 @@ func (s *Store) ListInfo(q ListQuery, fn func(*session.Info) error) error {
 // ListJSON is ListInfo with each session's info as one line of JSON (see
 // store.AppendSummaryJSON); line is valid only during fn.
 func (s *Store) ListJSON(q ListQuery, fn func(line []byte) error) error {
+	if q.Search != "" {
+		return s.searchJSON(q, fn)
+	}
 	return s.listSummaries(q, summaryLines(fn))
 }
 

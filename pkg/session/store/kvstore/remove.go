@@ -34,7 +34,7 @@ func (s *Store) Purge() error {
 	if err != nil {
 		return mapErr("purge", err)
 	}
-	if err := s.rebuildKeeping(live.keep); err != nil {
+	if err := s.rebuildKeeping(live.keepUnindexed); err != nil {
 		return err
 	}
 	db, err := s.openBadger(false, time.Now())

@@ -792,6 +792,9 @@ func (s *server) run(req wire.Streamed, emit func(seq uint64, value []byte) erro
 		// Each item: the id, then the summary.
 		return s.list(req.Query, func(id sid, summary []byte) error { return emit(0, append(id[:], summary...)) })
 	case *wire.ListJSON:
+		if req.Query.Search != "" {
+			return s.st.searchJSON(req.Query, func(line []byte) error { return emit(0, line) })
+		}
 		return s.list(req.Query, summaryLines(func(line []byte) error { return emit(0, line) }))
 	}
 	return fmt.Errorf("store: unexpected request %T", req)
@@ -799,6 +802,9 @@ func (s *server) run(req wire.Streamed, emit func(seq uint64, value []byte) erro
 
 // list passes item the listing's entries that q selects.
 func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) error {
+	if q.Search != "" {
+		return s.st.searchListing(q, item)
+	}
 	if s.private {
 		return s.st.listSummaries(q, item)
 	}

@@ -184,6 +184,9 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 		if err := putMeta(txn, id, meta, metaVal, summary); err != nil {
 			return err
 		}
+		if err := markPending(txn, id, nodes, meta.NextSeq); err != nil {
+			return err
+		}
 		if err := txn.Set(tokenKey(id), withToken(ring, token)); err != nil {
 			return err
 		}
@@ -231,6 +234,7 @@ func (s *Store) commitShared(id sid, meta *session.Meta, nodes []session.Node, v
 	s.wrote.Store(true)
 	s.lastTxns.Store(int64(txns))
 	meta.Revision = revisionOf(metaVal)
+	s.foldIfDue(id)
 	return nil
 }
 

@@ -109,6 +109,9 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 				return nil
 			}
 			err := putMeta(txn, id, meta, metaVal, summary)
+			if err == nil {
+				err = markPending(txn, id, nodes, meta.NextSeq)
+			}
 			if errors.Is(err, kv.ErrTooBig) && next > first {
 				return errMetaTooBig // nothing committed: the nodes again, alone
 			}
@@ -134,6 +137,7 @@ func (s *Store) Commit(meta *session.Meta, nodes []session.Node) error {
 		}
 	}
 	s.lastTxns.Store(int64(txns))
+	s.foldIfDue(id)
 	return nil
 }
 

@@ -37,7 +37,7 @@ import (
 // listing summaries carry the import source (summaryVersion 2). 7: the
 // "delete" and "purge" requests (wc-rm). 8: a request is a type per
 // operation, its frame a tag byte and only that operation's fields.
-const ProtocolVersion = 8
+const ProtocolVersion = 9
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -422,7 +422,8 @@ func appendQuery(b []byte, q *store.ListQuery) []byte {
 	b = appendString(b, q.Grep)
 	b = appendBool(b, q.Fold)
 	b = appendBool(b, q.Oldest)
-	return binary.AppendVarint(b, int64(q.Limit))
+	b = binary.AppendVarint(b, int64(q.Limit))
+	return appendString(b, q.Search)
 }
 
 func readQuery(d *wireDecoder, q *store.ListQuery) {
@@ -434,6 +435,7 @@ func readQuery(d *wireDecoder, q *store.ListQuery) {
 	q.Fold = d.bool()
 	q.Oldest = d.bool()
 	q.Limit = int(d.int())
+	q.Search = d.string()
 }
 
 // appendTime keeps the zero time apart, and sends seconds and nanoseconds:
