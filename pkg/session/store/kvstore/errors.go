@@ -24,11 +24,9 @@ var (
 	ErrNotStore  = store.ErrNotStore
 )
 
-// ErrChanged is the kind of the error of a Commit (or a Collect) of a
-// session another writer changed since its metadata was read: re-read it
-// and apply the operation again (RetryChanged). It also matches ErrBusy,
-// so that a command that gives up exits 75.
-var ErrChanged = errors.New("session changed since it was read")
+// ErrChanged is store.ErrChanged: re-read the session and apply the
+// operation again (RetryChanged).
+var ErrChanged = store.ErrChanged
 
 type changedError struct {
 	id  string

@@ -578,7 +578,7 @@ func (s *server) handle(req wire.Request, wc *wire.Conn) error {
 	case *wire.GetMeta:
 		var m session.Meta
 		if m, err = s.st.Meta(req.ID); err == nil {
-			resp.Meta = record.EncodeMeta(&m)
+			resp.Meta, resp.Rev = record.EncodeMeta(&m), m.Revision
 		}
 	case *wire.GetNode:
 		var n session.Node
@@ -586,7 +586,7 @@ func (s *server) handle(req wire.Request, wc *wire.Conn) error {
 			resp.Items = []wire.Item{{Seq: n.Seq, Value: record.EncodeNode(&n)}}
 		}
 	case *wire.Commit:
-		err = s.commit(req)
+		resp.Rev, err = s.commit(req)
 	case *wire.PutBlob:
 		err = s.st.PutBlob(req.ID, req.Sum, req.Data)
 	case *wire.GetBlob:
@@ -594,6 +594,7 @@ func (s *server) handle(req wire.Request, wc *wire.Conn) error {
 	case *wire.Collect:
 		var m session.Meta
 		if m, err = record.DecodeMeta(req.Meta); err == nil {
+			m.Revision = req.Rev
 			resp.Freed, err = s.st.Collect(&m, req.DryRun)
 		}
 		if err == nil && !req.DryRun && !req.Defer {
@@ -612,19 +613,21 @@ func (s *server) handle(req wire.Request, wc *wire.Conn) error {
 	return wc.Send(&resp)
 }
 
-// commit answers a commit request.
-func (s *server) commit(req *wire.Commit) error {
+// commit answers a commit request, with the revision of the metadata it
+// wrote.
+func (s *server) commit(req *wire.Commit) (uint64, error) {
 	m, err := record.DecodeMeta(req.Meta)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	m.Revision = req.Rev
 	if len(req.Same) != 0 && len(req.Same) != len(req.Nodes) {
-		return errors.New("store: a commit's hints do not match its nodes")
+		return 0, errors.New("store: a commit's hints do not match its nodes")
 	}
 	nodes := make([]session.Node, len(req.Nodes))
 	for i, wn := range req.Nodes {
 		if nodes[i], err = record.DecodeNode(wn.Seq, wn.Value); err != nil {
-			return err
+			return 0, err
 		}
 		if len(req.Same) != 0 {
 			nodes[i].Same = req.Same[i]
@@ -644,7 +647,7 @@ func (s *server) commit(req *wire.Commit) error {
 		// command's own Close (which syncs the table it flushes).
 		err = s.sync()
 	}
-	return err
+	return m.Revision, err
 }
 
 // toWire keeps an error's kind, as the package's toWire does, and names the
@@ -694,7 +697,7 @@ func (s *server) prefetch(id string, resp *wire.Response) {
 	if err != nil {
 		return // the client asks, and gets the error, itself
 	}
-	resp.Meta = record.EncodeMeta(&m)
+	resp.Meta, resp.Rev = record.EncodeMeta(&m), m.Revision
 	if m.Head == 0 {
 		return
 	}

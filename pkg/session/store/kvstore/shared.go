@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -362,46 +361,8 @@ func sessionUnchanged(id sid, m *session.Meta) func(kv.Txn) error {
 	}
 }
 
-// RetryChanged runs fn, and again with backoff and jitter while it fails
-// with ErrChanged, until deadline; then it returns fn's last error. fn
-// re-reads the session and applies its operation again.
-func RetryChanged(deadline time.Time, fn func() error) error {
-	b := newBackoff(deadline)
-	for {
-		err := fn()
-		if !errors.Is(err, ErrChanged) || !b.wait() {
-			return err
-		}
-	}
-}
-
-// backoff waits twice as long each time, from backoffFirst to
-// backoffMost, each wait drawn in [d/2, 3d/2) so that writers that
-// collided do not collide again in step.
-type backoff struct {
-	deadline time.Time
-	delay    time.Duration
-}
-
-const (
-	backoffFirst = time.Millisecond
-	backoffMost  = 100 * time.Millisecond
-)
-
-func newBackoff(deadline time.Time) *backoff {
-	return &backoff{deadline: deadline, delay: backoffFirst}
-}
-
-// wait sleeps, or reports false when the deadline would pass.
-func (b *backoff) wait() bool {
-	d := b.delay/2 + mrand.N(b.delay)
-	if time.Now().Add(d).After(b.deadline) {
-		return false
-	}
-	time.Sleep(d)
-	b.delay = min(2*b.delay, backoffMost)
-	return true
-}
+// RetryChanged is store.RetryChanged.
+func RetryChanged(deadline time.Time, fn func() error) error { return store.RetryChanged(deadline, fn) }
 
 // retryingEngine runs a shared engine's transactions again while they
 // conflict, lose their answer or find the engine unavailable, up to the
@@ -426,13 +387,13 @@ func (r *retryingEngine) Update(fn func(kv.Txn) error) error {
 }
 
 func (r *retryingEngine) retry(op func() (err error, again bool)) error {
-	b := newBackoff(time.Now().Add(r.st.retryFor))
+	b := store.NewBackoff(time.Now().Add(r.st.retryFor))
 	for {
 		err, again := op()
 		if err == nil || !again || !retryable(err) {
 			return err
 		}
-		if !b.wait() {
+		if !b.Wait() {
 			return r.st.busy(err)
 		}
 		r.st.retries.Add(1)

@@ -40,6 +40,7 @@ var _ store.Handle = (*Client)(nil)
 
 type prefetched struct {
 	meta []byte
+	rev  uint64    // the metadata's Revision
 	head wire.Item // Value nil when it was not sent
 }
 
@@ -340,7 +341,7 @@ func (c *Client) Resolve(ref string) (string, error) {
 		if len(c.prefetched) >= MaxPrefetched || c.prefetched == nil {
 			c.prefetched = map[string]*prefetched{}
 		}
-		p := &prefetched{meta: resp.Meta}
+		p := &prefetched{meta: resp.Meta, rev: resp.Rev}
 		if len(resp.Items) == 1 {
 			p.head = resp.Items[0]
 		}
@@ -352,13 +353,21 @@ func (c *Client) Resolve(ref string) (string, error) {
 // Meta implements Handle.
 func (c *Client) Meta(id string) (session.Meta, error) {
 	if p := c.prefetched[id]; p != nil {
-		return record.DecodeMeta(p.meta)
+		return decodeMeta(p.meta, p.rev)
 	}
 	resp, err := c.do(&wire.GetMeta{ID: id})
 	if err != nil {
 		return session.Meta{}, err
 	}
-	return record.DecodeMeta(resp.Meta)
+	return decodeMeta(resp.Meta, resp.Rev)
+}
+
+// decodeMeta is the metadata of a response, with the revision that came
+// beside it.
+func decodeMeta(v []byte, rev uint64) (session.Meta, error) {
+	m, err := record.DecodeMeta(v)
+	m.Revision = rev
+	return m, err
 }
 
 // Node implements Handle.
@@ -436,7 +445,7 @@ func (c *Client) ListJSON(q store.ListQuery, fn func(line []byte) error) error {
 func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 	delete(c.prefetched, meta.ID)
 	c.resolved = nil
-	req := &wire.Commit{Meta: record.EncodeMeta(meta), Nodes: make([]wire.Item, len(nodes))}
+	req := &wire.Commit{Meta: record.EncodeMeta(meta), Rev: meta.Revision, Nodes: make([]wire.Item, len(nodes))}
 	for i := range nodes {
 		req.Nodes[i] = wire.Item{Seq: nodes[i].Seq, Value: record.EncodeNode(&nodes[i])}
 		if nodes[i].Same != 0 && req.Same == nil {
@@ -447,8 +456,11 @@ func (c *Client) Commit(meta *session.Meta, nodes []session.Node) error {
 		}
 	}
 	req.Defer = c.deferSync()
-	_, err := c.do(req)
+	resp, err := c.do(req)
 	c.synced(req.Defer, err)
+	if err == nil {
+		meta.Revision = resp.Rev // as a shared store's Commit sets it
+	}
 	return err
 }
 
@@ -489,7 +501,7 @@ func (c *Client) Blob(id string, sum [32]byte) ([]byte, error) {
 func (c *Client) Collect(m *session.Meta, dryRun bool) (store.Freed, error) {
 	delete(c.prefetched, m.ID)
 	c.resolved = nil
-	req := &wire.Collect{Meta: record.EncodeMeta(m), DryRun: dryRun}
+	req := &wire.Collect{Meta: record.EncodeMeta(m), Rev: m.Revision, DryRun: dryRun}
 	if !dryRun {
 		req.Defer = c.deferSync()
 	}

@@ -21,9 +21,12 @@ type WireError struct{ Kind, Msg, Ref string }
 
 // Response answers a Request, or is one chunk of a streamed answer.
 type Response struct {
-	Err   *WireError
-	Str   string
-	Meta  []byte
+	Err  *WireError
+	Str  string
+	Meta []byte
+	// Rev is Meta's session.Meta.Revision, or that of the metadata a
+	// Commit wrote: the record carries none.
+	Rev   uint64
 	Items []Item
 	More  bool
 	Data  []byte
@@ -35,6 +38,8 @@ var wireKinds = []struct {
 	name string
 	kind error
 }{
+	// changed before busy: its errors match both.
+	{"changed", store.ErrChanged},
 	{"notfound", store.ErrNotFound}, {"ambiguous", store.ErrAmbiguous}, {"busy", store.ErrBusy}, {"notstore", store.ErrNotStore},
 	{"damaged", store.ErrDamaged}, {"unsafe", store.ErrUnsafe}, {"nospace", store.ErrNoSpace}, {"readonly", store.ErrReadOnly},
 }
@@ -76,6 +81,8 @@ func (e *WireError) Err() error {
 		return &store.RefError{Ref: e.Ref}
 	case "invalid":
 		return &session.InvalidError{Msg: e.Msg}
+	case "changed":
+		return &store.ChangedError{Msg: e.Msg}
 	}
 	var hints []string
 	if e.Ref != "" {

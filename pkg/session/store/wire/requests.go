@@ -123,7 +123,10 @@ type ListJSON struct{ Query store.ListQuery }
 
 // Commit writes a session's metadata and new nodes.
 type Commit struct {
-	Meta  []byte
+	Meta []byte
+	// Rev is the Revision of the metadata the commit was made over, which
+	// a shared store checks (0: unchecked).
+	Rev   uint64
 	Nodes []Item
 	// Same holds the Nodes' session.Node Same hints, in order, or nothing
 	// when none has one: the encoded node does not carry it.
@@ -149,6 +152,7 @@ type GetBlob struct {
 // Collect frees what a session no longer reaches, or with DryRun counts it.
 type Collect struct {
 	Meta   []byte
+	Rev    uint64 // as Commit's
 	DryRun bool
 	Defer  bool // as Commit's
 }
@@ -263,6 +267,7 @@ func (r *ListJSON) readWire(d *wireDecoder)    { readQuery(d, &r.Query) }
 
 func (r *Commit) appendWire(b []byte) []byte {
 	b = appendBytes(b, r.Meta)
+	b = binary.AppendUvarint(b, r.Rev)
 	b = appendNodes(b, r.Nodes)
 	b = appendUints(b, r.Same)
 	return appendBool(b, r.Defer)
@@ -270,6 +275,7 @@ func (r *Commit) appendWire(b []byte) []byte {
 
 func (r *Commit) readWire(d *wireDecoder) {
 	r.Meta = d.bytes()
+	r.Rev = d.uint()
 	r.Nodes = readNodes(d)
 	r.Same = readUints(d)
 	r.Defer = d.bool()
@@ -294,11 +300,13 @@ func (r *GetBlob) readWire(d *wireDecoder) {
 }
 
 func (r *Collect) appendWire(b []byte) []byte {
-	return appendBool(appendBool(appendBytes(b, r.Meta), r.DryRun), r.Defer)
+	b = binary.AppendUvarint(appendBytes(b, r.Meta), r.Rev)
+	return appendBool(appendBool(b, r.DryRun), r.Defer)
 }
 
 func (r *Collect) readWire(d *wireDecoder) {
 	r.Meta = d.bytes()
+	r.Rev = d.uint()
 	r.DryRun = d.bool()
 	r.Defer = d.bool()
 }

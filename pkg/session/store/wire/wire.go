@@ -36,8 +36,11 @@ import (
 // time bounds travel as seconds and nanoseconds, not UnixNano. 6: the
 // listing summaries carry the import source (summaryVersion 2). 7: the
 // "delete" and "purge" requests (wc-rm). 8: a request is a type per
-// operation, its frame a tag byte and only that operation's fields.
-const ProtocolVersion = 9
+// operation, its frame a tag byte and only that operation's fields. 9: a listing
+// query carries Search (wc-ls --search). 10: the metadata's revision
+// travels beside it (Response.Rev, Commit.Rev, Collect.Rev), and a session
+// changed under a commit is an error kind.
+const ProtocolVersion = 10
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -463,6 +466,7 @@ func (r *Response) appendWire(b []byte) []byte {
 	b = appendErr(b, r.Err)
 	b = appendString(b, r.Str)
 	b = appendBytes(b, r.Meta)
+	b = binary.AppendUvarint(b, r.Rev)
 	b = appendNodes(b, r.Items)
 	b = appendBool(b, r.More)
 	b = appendBytes(b, r.Data)
@@ -475,6 +479,7 @@ func (r *Response) readWire(d *wireDecoder) {
 	r.Err = readErr(d)
 	r.Str = d.string()
 	r.Meta = d.bytes()
+	r.Rev = d.uint()
 	r.Items = readNodes(d)
 	r.More = d.bool()
 	r.Data = d.bytes()

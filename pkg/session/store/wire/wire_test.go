@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
 // fill sets every field reachable from v to a value that is not zero and
@@ -192,3 +195,18 @@ func (nopConn) SetReadDeadline(time.Time) error  { return nil }
 func (nopConn) SetWriteDeadline(time.Time) error { return nil }
 
 func newReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// A commit that found its session changed keeps its kind across the
+// socket, and still counts as busy (exit 75) once the command gives up;
+// one that is busy for another reason does not read as changed.
+func TestChangedCrosses(t *testing.T) {
+	sent := fmt.Errorf("store: %w", &store.ChangedError{Msg: "session 0102 changed since it was read"})
+	got := ToWire(sent).Err()
+	if !errors.Is(got, store.ErrChanged) || !errors.Is(got, store.ErrBusy) || got.Error() != sent.Error() {
+		t.Errorf("changed error crossed as %#v (%v)", got, got)
+	}
+	busy := ToWire(&store.KindError{Msg: "store x is busy", Kind: store.ErrBusy}).Err()
+	if errors.Is(busy, store.ErrChanged) || !errors.Is(busy, store.ErrBusy) {
+		t.Errorf("busy error crossed as %#v", busy)
+	}
+}
