@@ -117,6 +117,9 @@ type ServeConfig struct {
 	// listener must not remove it on Close: the server does, while it is
 	// still its own. Required.
 	Listen func(path string) (net.Listener, error)
+	// Socket is where ServeShared listens (a store on a shared engine has
+	// no directory to hold it); Serve ignores it.
+	Socket string
 }
 
 // ErrStoreGone is returned by Serve when the store directory was removed,
@@ -198,6 +201,42 @@ func Serve(opts Options, cfg ServeConfig) error {
 	}
 	srv := &server{st: st, dir: dir, root: root, dirFile: d, dirInfo: dirInfo, sock: sock, sockInfo: sockInfo,
 		stale: cfg.Stale, activity: make(chan struct{}, 1), quit: make(chan struct{})}
+	return srv.serve(ln, cfg)
+}
+
+// ServeShared runs the resident store process of st, a store open for
+// writing on a shared engine (etcd), which it closes when it stops. It is
+// Serve without a directory: no lock (the caller holds whatever makes it
+// the only resident process of the store on this machine), no turnstile,
+// and the socket at cfg.Socket, which it watches as Serve does. Its
+// sessions change under it (other machines write), so it keeps no listing
+// cache.
+func ServeShared(st *Store, cfg ServeConfig) error {
+	if st.shared == nil || cfg.Socket == "" || cfg.Listen == nil {
+		st.Close()
+		return errors.New("store: ServeShared needs a store on a shared engine, a socket and a way to listen")
+	}
+	_ = os.Remove(cfg.Socket) // left by a server that died; the caller holds its lock
+	ln, err := cfg.Listen(cfg.Socket)
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("store %s: cannot listen on %s: %v", st.shared.name, cfg.Socket, err)
+	}
+	sockInfo, err := os.Lstat(cfg.Socket)
+	if err != nil {
+		ln.Close()
+		st.Close()
+		return fmt.Errorf("store %s: cannot listen on %s: %v", st.shared.name, cfg.Socket, err)
+	}
+	srv := &server{st: st, dir: st.shared.name, root: st.shared.name, sock: cfg.Socket, sockInfo: sockInfo, shared: true,
+		stale: cfg.Stale, activity: make(chan struct{}, 1), quit: make(chan struct{})}
+	return srv.serve(ln, cfg)
+}
+
+// serve accepts clients on ln until the process stops (see Serve), then
+// closes the store.
+func (srv *server) serve(ln net.Listener, cfg ServeConfig) error {
+	st, d, sock := srv.st, srv.dirFile, srv.sock
 	go srv.accept(ln)
 	if cfg.Ready != nil {
 		cfg.Ready()
@@ -230,7 +269,7 @@ wait:
 			if srv.gone() {
 				return ErrStoreGone
 			}
-			if turnstileHeld(d) {
+			if d != nil && turnstileHeld(d) {
 				srv.stopAccepting()
 				break wait
 			}
@@ -262,7 +301,9 @@ wait:
 	if !srv.watchWhile(func() { closeErr = st.Close() }) {
 		return ErrStoreGone
 	}
-	d.Close()
+	if d != nil {
+		d.Close()
+	}
 	return closeErr
 }
 
@@ -310,6 +351,7 @@ type server struct {
 	sockInfo os.FileInfo // nil once we removed the socket ourselves
 	stale    func() bool
 	private  bool // serves one client, with a store of its own (ServePrivate)
+	shared   bool // a store on a shared engine (ServeShared): no directory, no listing cache
 	lock     sessionLock
 	listed   listCache
 	conns    sync.WaitGroup
@@ -325,6 +367,9 @@ type server struct {
 // at its path, or our socket was removed or replaced: the signs of rm -rf
 // $WC_STORE, mv, or a fresh store in its place.
 func (s *server) gone() bool {
+	if s.dirFile == nil {
+		return s.sockInfo != nil && s.socketReplaced()
+	}
 	fi, err := s.dirFile.Stat()
 	if err != nil {
 		return true
@@ -335,12 +380,12 @@ func (s *server) gone() bool {
 	if cur, err := os.Stat(s.dir); err != nil || !os.SameFile(cur, s.dirInfo) {
 		return true
 	}
-	if s.sockInfo != nil {
-		if cur, err := os.Lstat(s.sock); err != nil || !os.SameFile(cur, s.sockInfo) {
-			return true
-		}
-	}
-	return false
+	return s.sockInfo != nil && s.socketReplaced()
+}
+
+func (s *server) socketReplaced() bool {
+	cur, err := os.Lstat(s.sock)
+	return err != nil || !os.SameFile(cur, s.sockInfo)
 }
 
 // watchWhile runs f (waiting for clients, closing the store) and reports
@@ -463,7 +508,7 @@ func (s *server) serveConn(conn net.Conn) {
 		return
 	}
 	defer s.lock.release(mode)
-	if mode == Write {
+	if mode == Write && !s.shared {
 		// After the client has its answer, before the next one comes.
 		defer func() { _ = s.st.tidy() }()
 	}
@@ -515,6 +560,15 @@ func (s *server) converse(wc *wire.Conn, hello *wire.Hello, welcome *wire.Welcom
 // returns the error of the open or close, which the client has been told
 // when it was still there.
 func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
+	return ServePrivateWith(conn, func(mode Mode, lockTimeout time.Duration) (*Store, error) {
+		opts.LockTimeout = lockTimeout
+		return Open(opts, mode)
+	}, opened)
+}
+
+// ServePrivateWith is ServePrivate with the store opened by open, for the
+// mode and lock timeout the hello asks: a store on a shared engine.
+func ServePrivateWith(conn io.ReadWriteCloser, open func(Mode, time.Duration) (*Store, error), opened func()) error {
 	defer conn.Close()
 	wc := wire.NewConn(conn)
 	var hello wire.Hello
@@ -527,8 +581,7 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 		_ = wc.Send(&welcome)
 		return errors.New("store: a client of another protocol")
 	}
-	opts.LockTimeout = hello.Timeout
-	st, err := Open(opts, hello.Mode)
+	st, err := open(hello.Mode, hello.Timeout)
 	if opened != nil {
 		opened()
 	}
@@ -538,6 +591,9 @@ func ServePrivate(opts Options, conn io.ReadWriteCloser, opened func()) error {
 		return err
 	}
 	s := &server{st: st, dir: st.dir, root: st.dir, private: true}
+	if st.shared != nil {
+		s.dir, s.root = st.shared.name, st.shared.name
+	}
 	var closeErr error
 	closed := false
 	s.converse(wc, &hello, &welcome, func(bool) error {
@@ -633,7 +689,7 @@ func (s *server) commit(req *wire.Commit) (uint64, error) {
 			nodes[i].Same = req.Same[i]
 		}
 	}
-	if s.private {
+	if s.private || s.shared {
 		err = s.st.Commit(&m, nodes)
 	} else {
 		db, before := stamp(s.st)
@@ -808,7 +864,7 @@ func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) erro
 	if q.Search != "" {
 		return s.st.searchListing(q, item)
 	}
-	if s.private {
+	if s.private || s.shared {
 		return s.st.listSummaries(q, item)
 	}
 	if ok, err := s.listed.query(s.st, q, item); ok {

@@ -25,6 +25,17 @@ func SocketPath(dir string) string { return filepath.Join(dir, "wcd.sock") }
 // process to use.
 func Dial(dir string, ask Ask) (*Client, error) {
 	conn, err := DialSocket(filepath.Clean(dir))
+	return dialed(conn, err, dir, ask)
+}
+
+// DialAt is Dial for the resident process listening at sock, of the
+// store name names (a store with no directory: etcd).
+func DialAt(sock, name string, ask Ask) (*Client, error) {
+	conn, err := dialBlocking(sock)
+	return dialed(conn, err, name, ask)
+}
+
+func dialed(conn io.ReadWriteCloser, err error, dir string, ask Ask) (*Client, error) {
 	if errors.Is(err, store.ErrUnsafe) {
 		return nil, err // another user's process listens there: never replaced silently
 	}
@@ -63,6 +74,17 @@ func DialSocket(dir string) (io.ReadWriteCloser, error) {
 func Shutdown(dir string, timeout time.Duration) (bool, error) {
 	dir = filepath.Clean(dir)
 	conn, err := DialSocket(dir)
+	return shutdown(conn, err, dir, filepath.Join(dir, "lock"), timeout)
+}
+
+// ShutdownAt is Shutdown for the resident process listening at sock, of
+// the store name names, which holds the lock file lock while it serves.
+func ShutdownAt(sock, lock, name string, timeout time.Duration) (bool, error) {
+	conn, err := dialBlocking(sock)
+	return shutdown(conn, err, name, lock, timeout)
+}
+
+func shutdown(conn io.ReadWriteCloser, err error, dir, lock string, timeout time.Duration) (bool, error) {
 	if errors.Is(err, store.ErrUnsafe) {
 		return false, err
 	}
@@ -85,8 +107,8 @@ func Shutdown(dir string, timeout time.Duration) (bool, error) {
 		}
 	}
 	conn.Close()
-	// The server has stopped listening; it releases Dir/lock once closed.
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	// The server has stopped listening; it releases its lock once closed.
+	f, err := os.OpenFile(lock, os.O_RDWR, 0)
 	if err != nil {
 		return true, nil
 	}
