@@ -5,6 +5,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/etcdserve"
 	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/cmd/internal/serve"
 )
@@ -45,7 +46,7 @@ With --salvage DIR it copies every session of the store it can prove intact into
 }
 
 func main() {
-	if serve.ServeIfAsked() {
+	if serve.ServeIfAsked(etcdserve.Shared) {
 		return
 	}
 	command.Main(&spec)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/command"
+	"github.com/wctoolkit/wc/cmd/internal/etcdserve"
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/cmd/internal/serve"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
@@ -25,6 +27,9 @@ func run(c *command.Ctx) error {
 	timeout, err := c.LockTimeout()
 	if err != nil {
 		return err
+	}
+	if open.IsSharedURL(dir) {
+		return runShared(c, dir, timeout)
 	}
 	if c.Bool("check") {
 		return check(c, dir, timeout)
@@ -65,6 +70,51 @@ func run(c *command.Ctx) error {
 	}
 	if errors.Is(err, kvstore.ErrStoreGone) {
 		return &command.Error{Code: command.ExitFailure, Msg: err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	return printErr
+}
+
+// runShared is run for a store on etcd: it has no files of wc's to
+// check or salvage (etcd keeps them, and checks them itself).
+func runShared(c *command.Ctx, url string, timeout time.Duration) error {
+	name := open.StoreName(url)
+	switch {
+	case c.Bool("check"), c.IsSet("salvage"):
+		return command.Usagef("--check and --salvage read a store directory's files; %s is a store on etcd, whose files etcd keeps", name).
+			WithHint("etcdctl endpoint health and etcdctl check perf check the cluster; see docs/etcd.md")
+	case c.Bool("stop"):
+		stopped, err := open.ShutdownShared(url, timeout)
+		if err != nil {
+			return err
+		}
+		return c.PrintJSON(struct {
+			Store   string `json:"store"`
+			Stopped bool   `json:"stopped"`
+		}{name, stopped})
+	case c.Duration("idle") < 0:
+		return command.Usagef("--idle must not be negative")
+	}
+	sock, _, err := open.SharedSocket(url)
+	if err != nil {
+		return err
+	}
+	var printErr error
+	err = etcdserve.Serve(url, false, timeout, c.Duration("idle"), func() {
+		printErr = c.PrintJSON(struct {
+			Store  string `json:"store"`
+			Socket string `json:"socket"`
+			PID    int    `json:"pid"`
+		}{name, sock, os.Getpid()})
+		if printErr == nil {
+			printErr = c.Flush()
+		}
+	})
+	if errors.Is(err, kvstore.ErrBusy) {
+		return &command.Error{Code: command.ExitBusy, Msg: err.Error(),
+			Hints: []string{"wc-store --stop stops the wc-store that serves it"}}
 	}
 	if err != nil {
 		return err

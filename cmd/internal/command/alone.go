@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/pkg/session/store"
 )
 
@@ -16,6 +17,9 @@ func (c *Ctx) OpenAlone(mode store.Mode) (store.Handle, error) {
 	dir, err := c.StoreDir()
 	if err != nil {
 		return nil, err
+	}
+	if open.IsSharedURL(dir) {
+		return c.open(mode, true, firstAsk{})
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return store.Empty{}, nil

@@ -65,9 +65,12 @@ func (c *Ctx) onCommandLine(name string) bool {
 	return false
 }
 
-// StoreDir is the store directory the flags and environment select.
+// StoreDir is the store directory the flags and environment select, or
+// the URL of a store on etcd (open.IsSharedURL) as given.
 func (c *Ctx) StoreDir() (string, error) {
-	if dir := c.String("store"); dir != "" {
+	if dir := c.String("store"); open.IsSharedURL(dir) {
+		return dir, nil
+	} else if dir != "" {
 		return filepath.Abs(dir)
 	}
 	// An empty WC_STORE means the default, as for most variables; an empty
@@ -145,6 +148,9 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 	if err != nil {
 		return nil, err
 	}
+	if open.IsSharedURL(dir) {
+		return c.openShared(dir, mode, batch, first, timeout)
+	}
 	trust := storedir.Trust{OtherOwner: c.Bool("other-owner")}
 	if trust.OtherOwner && (mode != store.Read || batch) {
 		return nil, Usagef("--other-owner only reads: %s writes to the store", c.Spec.Name).
@@ -194,6 +200,53 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 		c.catchSignals()
 	}
 	return writeGuard{Handle: st, c: c}, nil
+}
+
+// openShared opens the store on etcd at url: through its resident store
+// process (started on demand), else (WC_DIRECT=1, batch work, or when
+// none can start) through a private wc-store; never in the command, which
+// links no etcd client. wc-store parses the URL and reports what is wrong
+// with it as one line, naming no secret.
+func (c *Ctx) openShared(url string, mode store.Mode, batch bool, first firstAsk, timeout time.Duration) (store.Handle, error) {
+	if c.Bool("other-owner") {
+		return nil, Usagef("--other-owner reads another user's store directory; %s is a store on etcd", open.StoreName(url)).
+			WithHint("etcd's own users and permissions say who may read it")
+	}
+	if batch {
+		limitMemory()
+	}
+	ask := remote.Ask{Mode: mode, LockTimeout: timeout, Refs: first.refs, Listing: first.listing, ListingJSON: first.listingJSON}
+	start := time.Now()
+	var st store.Handle
+	var err error
+	if !batch && !open.ForcedDirect() {
+		st, err = open.DialShared(url, ask)
+	}
+	if st == nil && err == nil {
+		ask.LockTimeout = max(0, timeout-time.Since(start))
+		st, err = open.OpenPrivate(url, ask, c.Bool("sync"), false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.OnClose(st.Close)
+	if batch && c.Spec.Signals != "" {
+		c.catchSignals()
+	}
+	return writeGuard{Handle: st, c: c}, nil
+}
+
+// RetryChanged runs apply, which reads a session, changes it and commits
+// it, again while the commit finds that another writer changed the
+// session since it was read (a store on etcd, shared by many machines),
+// with backoff, until --lock-timeout has passed; then the changed error,
+// which exits 75. On a directory a commit never finds that.
+func (c *Ctx) RetryChanged(apply func() error) error {
+	timeout, err := c.LockTimeout()
+	if err != nil {
+		return err
+	}
+	return store.RetryChanged(time.Now().Add(timeout), apply)
 }
 
 // writeGuard is a command's handle: its first write makes the command

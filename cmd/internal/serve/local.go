@@ -35,10 +35,11 @@ func Open(o open.DirectOptions) (store.Handle, error) {
 const residentMemoryLimit = 40 << 20
 
 // ServeIfAsked runs the store process this process was started as, if it
-// was started as one by a command, and reports whether it was.
-func ServeIfAsked() bool {
-	if dir := os.Getenv(open.PrivateEnv); dir != "" {
-		servePrivate(dir)
+// was started as one by a command, and reports whether it was. A store on
+// etcd is served through shared (nil in a program that cannot).
+func ServeIfAsked(shared *Shared) bool {
+	if target := os.Getenv(open.PrivateEnv); target != "" {
+		servePrivate(target, shared)
 		return true
 	}
 	dir := os.Getenv(open.ServeEnv)
@@ -59,7 +60,15 @@ func ServeIfAsked() bool {
 	}
 	wait, _ := time.ParseDuration(os.Getenv(open.ServeWaitEnv))
 	// Nobody reads this process's output. ErrStoreGone: exit at once.
-	err := Serve(dir, open.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(open.StatusReady) })
+	serve := Serve
+	if open.IsSharedURL(dir) {
+		if shared == nil {
+			report(open.StatusFailed)
+			return true
+		}
+		serve = shared.Serve
+	}
+	err := serve(dir, open.EnvTrue("WC_SYNC"), wait, IdleFromEnv(), func() { report(open.StatusReady) })
 	if errors.Is(err, kvstore.ErrBusy) {
 		report(open.StatusBusy)
 	}
@@ -81,6 +90,16 @@ func IdleFromEnv() time.Duration {
 // request. sync syncs every write; wait bounds its wait for the store's
 // lock; ready is called once commands can connect.
 func Serve(dir string, sync bool, wait, idle time.Duration, ready func()) error {
+	cfg, done := ResidentConfig(wait, idle, ready)
+	defer done()
+	cfg.Reach = throughDescriptor
+	return kvstore.Serve(kvstore.Options{Dir: dir, Sync: sync}, cfg)
+}
+
+// ResidentConfig is the configuration of a resident store process in this
+// process, as Serve's arguments say, with its owner-only socket; call
+// done once it has stopped serving.
+func ResidentConfig(wait, idle time.Duration, ready func()) (cfg kvstore.ServeConfig, done func()) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(residentMemoryLimit)
 	}
@@ -93,21 +112,29 @@ func Serve(dir string, sync bool, wait, idle time.Duration, ready func()) error 
 	stop := make(chan struct{})
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	go func() {
 		<-sigs
 		close(stop)
 	}()
-	cfg := kvstore.ServeConfig{
+	cfg = kvstore.ServeConfig{
 		Stop:   stop,
 		Idle:   idle,
 		Wait:   wait,
 		Ready:  ready,
 		Stale:  func() bool { return replaced(exe, exeInfo) },
-		Reach:  throughDescriptor,
 		Listen: listenOwnerOnly,
 	}
-	return kvstore.Serve(kvstore.Options{Dir: dir, Sync: sync}, cfg)
+	return cfg, func() { signal.Stop(sigs) }
+}
+
+// Shared serves stores on etcd, for wc-store: the only program that
+// links the etcd client.
+type Shared struct {
+	// Serve runs the resident process of the store at url, as Serve does
+	// for a directory.
+	Serve func(url string, sync bool, wait, idle time.Duration, ready func()) error
+	// Open opens the store at url for a private store process.
+	Open func(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.Store, error)
 }
 
 // replaced reports whether the file at path is no longer the program this
@@ -131,7 +158,7 @@ const privateFD = 3
 // servePrivate serves the one command that started this process, on
 // descriptor 3, and exits with 1 when the store could not be opened or
 // closed (the command has been told why).
-func servePrivate(dir string) {
+func servePrivate(target string, shared *Shared) {
 	syscall.Umask(0o077)
 	// Ctrl-C, and the SIGTERM of timeout(1) or a supervisor, reach the
 	// command's whole process group; the command decides what they mean
@@ -140,8 +167,18 @@ func servePrivate(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 	opened := make(chan struct{})
 	go exitWhenOrphaned(privateFD, opened)
-	opts := kvstore.Options{Dir: dir, Sync: open.EnvTrue("WC_SYNC"), OtherOwner: open.EnvTrue(open.OtherOwnerEnv)}
-	err := kvstore.ServePrivate(opts, remote.NewSocket(privateFD), func() { close(opened) })
+	opts := kvstore.Options{Dir: target, Sync: open.EnvTrue("WC_SYNC"), OtherOwner: open.EnvTrue(open.OtherOwnerEnv)}
+	openStore := func(mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.Store, error) {
+		if !open.IsSharedURL(target) {
+			opts.LockTimeout = lockTimeout
+			return kvstore.Open(opts, mode)
+		}
+		if shared == nil {
+			return nil, errors.New("store: this program cannot open a store on etcd: wc-store does")
+		}
+		return shared.Open(target, mode, lockTimeout)
+	}
+	err := kvstore.ServePrivateWith(remote.NewSocket(privateFD), openStore, func() { close(opened) })
 	if err != nil {
 		os.Exit(command.ExitFailure)
 	}

@@ -1,0 +1,62 @@
+package etcdserve
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/wctoolkit/wc/cmd/internal/open"
+	"github.com/wctoolkit/wc/cmd/internal/serve"
+	"github.com/wctoolkit/wc/pkg/session/store"
+	"github.com/wctoolkit/wc/pkg/session/store/etcdstore"
+	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
+	"github.com/wctoolkit/wc/pkg/session/store/storedir"
+)
+
+// Shared is what wc-store serves stores on etcd with.
+var Shared = &serve.Shared{Serve: Serve, Open: Open}
+
+// Open opens the store at url for mode. lockTimeout bounds the wait for
+// an unavailable cluster and each operation's retries. The password
+// comes from the environment (etcdkv.PasswordEnv), never the URL.
+func Open(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.Store, error) {
+	return etcdstore.Open(url, os.Getenv, kvstore.Options{LockTimeout: lockTimeout}, mode)
+}
+
+// residentRetry is the least a resident process retries an operation
+// that conflicts or finds the cluster unavailable: it serves commands of
+// any --lock-timeout, which bound their own retries of a changed session.
+const residentRetry = 30 * time.Second
+
+// Serve runs the resident process of the store at url: it takes the lock
+// beside its socket (held: another wc-store serves the URL, ErrBusy),
+// opens the store and serves it until idle (see serve.Serve). Writes on
+// etcd are durable when acknowledged, so sync changes nothing.
+func Serve(url string, _ bool, wait, idle time.Duration, ready func()) error {
+	sock, lockPath, err := open.SharedSocket(url)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: cannot open the lock file %s: %v", lockPath, err)
+	}
+	if err := storedir.FlockUntil(f, syscall.LOCK_EX, time.Now()); err != nil {
+		if errors.Is(err, storedir.ErrLockTimeout) {
+			return &store.KindError{Msg: "store " + open.StoreName(url) + " is served by another wc-store of yours (its lock: " + lockPath + ")", Kind: store.ErrBusy}
+		}
+		f.Close()
+		return fmt.Errorf("store: cannot lock %s: %v", lockPath, err)
+	}
+	defer storedir.Unlock(f)
+	st, err := Open(url, kvstore.Write, max(wait, residentRetry))
+	if err != nil {
+		return err
+	}
+	cfg, done := serve.ResidentConfig(wait, idle, ready)
+	defer done()
+	cfg.Socket = sock
+	return kvstore.ServeShared(st, cfg)
+}
