@@ -53,7 +53,9 @@ func appendTo(c *command.Ctx) error {
 		return err
 	}
 	for i, id := range ids {
-		if err := appendOne(c, st, id, p); err != nil {
+		// A writer on another machine may commit to the session between
+		// our read and our commit (a store on etcd): read it again.
+		if err := c.RetryChanged(func() error { return appendOne(c, st, id, p) }); err != nil {
 			if i > 0 {
 				return command.Partial(err) // the sessions before it were appended to
 			}

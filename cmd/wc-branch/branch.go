@@ -98,11 +98,16 @@ func branch(c *command.Ctx) error {
 		return err
 	}
 	for _, id := range ids {
-		m, err := st.Meta(id)
+		// Read again when another machine's writer committed to the
+		// session meanwhile (a store on etcd).
+		err := c.RetryChanged(func() error {
+			m, err := st.Meta(id)
+			if err != nil {
+				return err
+			}
+			return v.run(c, st, &m, arg, in)
+		})
 		if err != nil {
-			return err
-		}
-		if err := v.run(c, st, &m, arg, in); err != nil {
 			return err
 		}
 	}

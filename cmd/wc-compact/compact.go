@@ -91,7 +91,21 @@ func compact(c *command.Ctx) error {
 			return err
 		}
 		w := ahead.Take(i)
-		if err := finish(c, st, w, p); err != nil {
+		err := finish(c, st, w, p)
+		if errors.Is(err, store.ErrChanged) && single {
+			// A writer on another machine committed to it after it was
+			// read (a store on etcd): read and compact it again.
+			err = c.RetryChanged(func() error { return finish(c, st, work(c, st, id, p, anySize), p) })
+		}
+		if errors.Is(err, store.ErrChanged) && !single {
+			// A batch leaves it to that writer (or the next batch) rather
+			// than holding up the rest: not a failure.
+			if perr := c.PrintJSON(skippedLine{ID: id, Skipped: "changed since it was read"}); perr != nil {
+				return perr
+			}
+			err = nil
+		}
+		if err != nil {
 			if p.print || single {
 				return err // one session: an error like any command's
 			}
@@ -120,6 +134,16 @@ func compact(c *command.Ctx) error {
 	}
 	return nil
 }
+
+// skippedLine is a batch's line for a session another writer changed
+// while the batch compacted it.
+type skippedLine struct {
+	ID      string `json:"id"`
+	Skipped string `json:"skipped"`
+}
+
+// anySize is the reserve of a session read outside a batch's window.
+func anySize(uint64) bool { return true }
 
 // exitStillOver is --strict's status for a compaction that left a session
 // over its budget.

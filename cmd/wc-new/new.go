@@ -287,7 +287,8 @@ func commit(c *command.Ctx, sessions []importedSession, skipped []skippedFile) e
 	for i := range sessions {
 		s := &sessions[i]
 		if id, ok := known[sourceKey(s.source)]; ok {
-			line, err := existing(c, st, id, s)
+			var line importLine
+			err := c.RetryChanged(func() (err error) { line, err = existing(c, st, id, s); return err })
 			if err != nil {
 				return err
 			}
