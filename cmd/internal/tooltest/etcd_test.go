@@ -1,0 +1,182 @@
+package tooltest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wctoolkit/wc/pkg/session/store/etcdkv/etcdtest"
+)
+
+// etcdRun runs the wc commands of a test against one store, as a user on
+// one machine: its own runtime directory (where the resident wc-store of
+// an etcd store keeps its socket), HOME and environment.
+type etcdRun struct {
+	t   *testing.T
+	env []string
+}
+
+func newRun(t *testing.T, storeArg, runtimeDir string, extra ...string) *etcdRun {
+	t.Helper()
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "PATH="+Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"WC_STORE="+storeArg, "XDG_RUNTIME_DIR="+runtimeDir, "HOME="+t.TempDir(), "XDG_DATA_HOME=", "WC_DIRECT=", "WC_RESIDENT=")
+	r := &etcdRun{t: t, env: append(env, extra...)}
+	t.Cleanup(func() {
+		// The resident wc-store of this "machine", if any.
+		if out, err := r.cmd("wc-store --stop").CombinedOutput(); err != nil {
+			t.Logf("wc-store --stop: %v: %s", err, out)
+		}
+	})
+	return r
+}
+
+func (r *etcdRun) cmd(pipeline string) *exec.Cmd {
+	c := exec.Command("sh", "-c", pipeline)
+	c.Env = r.env
+	c.Dir = r.t.TempDir()
+	return c
+}
+
+// sh runs a shell pipeline and returns its stdout; it fails the test
+// when the pipeline fails.
+func (r *etcdRun) sh(pipeline string) string {
+	r.t.Helper()
+	var out, errOut bytes.Buffer
+	c := r.cmd("set -e; " + pipeline)
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Run(); err != nil {
+		r.t.Fatalf("%s: %v\n%s", pipeline, err, errOut.String())
+	}
+	return out.String()
+}
+
+var (
+	uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timeRe = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+)
+
+// normal is out without what differs from run to run: ids and times.
+func normal(out string) string {
+	return timeRe.ReplaceAllString(uuidRe.ReplaceAllString(out, "ID"), "TIME")
+}
+
+// etcdURL is a store of the test's own on the shared test cluster,
+// wiped when the test ends.
+func etcdURL(t *testing.T) string {
+	endpoints := etcdtest.Endpoints(t)
+	cfg := etcdtest.Config(t, endpoints)
+	t.Cleanup(func() { etcdtest.Wipe(t, endpoints, cfg.Prefix) })
+	return "etcd://" + strings.Join(endpoints, ",") + "/" + cfg.Prefix
+}
+
+// The quickstart pipeline and wc-ls, wc-branch and wc-rm print the same
+// on a store on etcd as on a directory, through the resident wc-store of
+// the URL and through a private one (WC_DIRECT=1).
+func TestEtcdSameAsDirectory(t *testing.T) {
+	url := etcdURL(t)
+	script := `wc-new --project /p | wc-append --role user --text hi | wc-compact --max-tokens 8000 | wc-export --format markdown
+id=$(wc-ls | head -1 | cut -c8-43)
+echo "how are you" | wc-append --role user $id
+wc-ls
+wc-branch $id mark first
+wc-branch $id tree
+wc-branch $id revert 1
+wc-branch $id switch first
+wc-export --format jsonl --tree $id
+wc-rm $id
+wc-ls
+exits 3 wc-export $id
+`
+	script = strings.ReplaceAll(script, "exits 3 ", "! ")
+	dir := newRun(t, filepath.Join(t.TempDir(), "store"), t.TempDir()).sh(script)
+	if !strings.Contains(dir, "how are you") {
+		t.Fatalf("the script on a directory printed:\n%s", dir)
+	}
+	for _, direct := range []string{"", "1"} {
+		got := newRun(t, url, t.TempDir(), "WC_DIRECT="+direct).sh(script)
+		if normal(got) != normal(dir) {
+			t.Errorf("WC_DIRECT=%q: on etcd the script printed\n%s\non a directory\n%s", direct, got, dir)
+		}
+	}
+}
+
+// Two machines (two resident wc-store processes of one URL, each in its
+// runtime directory) append to one session at once: every append is in
+// it once, on one path, and the message count says so.
+func TestEtcdTwoMachinesAppend(t *testing.T) {
+	url := etcdURL(t)
+	machines := []*etcdRun{newRun(t, url, t.TempDir()), newRun(t, url, t.TempDir())}
+	id := strings.TrimSpace(machines[0].sh("wc-new --project /p | cut -c8-43"))
+	const each = 20
+	var wg sync.WaitGroup
+	for m, r := range machines {
+		wg.Go(func() {
+			r.sh(fmt.Sprintf(`for i in $(seq 1 %d); do wc-append --role user --text "m%d-$i" %s >/dev/null; done`, each, m, id))
+		})
+	}
+	wg.Wait()
+	for _, r := range machines {
+		pids := strings.Fields(r.sh(`for p in $(pgrep -x wc-store); do tr '\0' ' ' </proc/$p/environ | grep -q "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR " && echo $p; done; true`))
+		if len(pids) != 1 {
+			t.Errorf("resident wc-store processes of %s: %v, want one", r.env[len(r.env)-1], pids)
+		}
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(machines[1].sh("wc-export --format jsonl "+id)), "\n") {
+		seen[regexp.MustCompile(`"content":"([^"]*)"`).FindStringSubmatch(line)[1]]++
+	}
+	for m := range machines {
+		for i := 1; i <= each; i++ {
+			if text := fmt.Sprintf("m%d-%d", m, i); seen[text] != 1 {
+				t.Errorf("%s is in the session %d times", text, seen[text])
+			}
+		}
+	}
+	if len(seen) != 2*each {
+		t.Errorf("the session holds %d messages, want %d: %v", len(seen), 2*each, seen)
+	}
+	if ls := machines[0].sh("wc-ls"); !strings.Contains(ls, fmt.Sprintf(`"message_count":%d,`, 2*each)) {
+		t.Errorf("wc-ls: %s", ls)
+	}
+}
+
+// The password (WC_STORE_PASSWORD) reaches wc-store through the
+// environment only: never in a command's output or error, nor in the
+// arguments of the wc-store it starts (the test cluster has no users, so
+// the command works). A URL wc-store refuses comes back as one line, with
+// the status 1 and nothing on stdout.
+func TestEtcdPasswordNeverShown(t *testing.T) {
+	url := etcdURL(t)
+	const secret = "s3cret-Pa55"
+	r := newRun(t, url+"?user=bot", t.TempDir(), "WC_STORE_PASSWORD="+secret)
+	c := r.cmd(`wc-ls; echo "status $?" >&2; for p in $(pgrep -x wc-store); do tr '\0' ' ' </proc/$p/cmdline; echo; done`)
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	_ = c.Run()
+	if strings.Contains(out.String()+errOut.String(), secret) {
+		t.Errorf("the password was shown:\n%s\n%s", out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "status 0") || !strings.Contains(out.String(), "wc-store") {
+		t.Errorf("wc-ls as a user printed:\n%s\n%s", out.String(), errOut.String())
+	}
+	for _, bad := range []string{url + "/x?cacert=/nonexistent", strings.Replace(url, "etcd://", "etcd://u:"+secret+"@", 1)} {
+		r := newRun(t, bad, t.TempDir(), "WC_STORE_PASSWORD="+secret)
+		c := r.cmd("wc-ls")
+		var out, errOut bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errOut
+		err := c.Run()
+		msg := strings.TrimSpace(errOut.String())
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || out.Len() != 0 || strings.Contains(msg, secret) || !strings.HasPrefix(msg, "wc-ls: ") || strings.Count(msg, "\n") > 1 {
+			t.Errorf("wc-ls --store %s: %v, stdout %q, stderr:\n%s", strings.ReplaceAll(bad, secret, "SECRET"), err, out.String(), strings.ReplaceAll(msg, secret, "SECRET"))
+		}
+	}
+}
