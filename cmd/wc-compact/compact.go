@@ -82,7 +82,9 @@ func compact(c *command.Ctx) error {
 	// Sessions are read and compacted ahead, in parallel, and committed
 	// here in order. A bulk store takes calls from several goroutines; it
 	// closes after this returns, so the work in flight is waited for.
-	ahead := batch.Start(ids, bulk, mode == store.Write, func(id string, reserve func(uint64) bool) *worked {
+	// A client of a store process (a store on etcd) takes one call at a
+	// time.
+	ahead := batch.Start(ids, bulk && !c.OnSharedStore(), mode == store.Write, func(id string, reserve func(uint64) bool) *worked {
 		return work(c, st, id, p, reserve)
 	})
 	defer ahead.Stop()

@@ -236,6 +236,14 @@ func (c *Ctx) openShared(url string, mode store.Mode, batch bool, first firstAsk
 	return writeGuard{Handle: st, c: c}, nil
 }
 
+// OnSharedStore reports whether the store the flags and environment
+// select is on etcd: reached through a store process's client, which
+// takes one call at a time, never in this process.
+func (c *Ctx) OnSharedStore() bool {
+	dir, err := c.StoreDir()
+	return err == nil && open.IsSharedURL(dir)
+}
+
 // RetryChanged runs apply, which reads a session, changes it and commits
 // it, again while the commit finds that another writer changed the
 // session since it was read (a store on etcd, shared by many machines),
