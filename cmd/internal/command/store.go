@@ -26,7 +26,7 @@ const defaultLockTimeout = 30 * time.Second
 
 func commonFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", EnvVars: []string{"WC_STORE"}, Usage: "store `DIR` (default $XDG_DATA_HOME/wc, else ~/.local/share/wc)"},
+		&cli.StringFlag{Name: "store", EnvVars: []string{"WC_STORE"}, Usage: "store `DIR` (default $XDG_DATA_HOME/wc, else ~/.local/share/wc), or a store on etcd: etcd://HOST:PORT[,HOST:PORT…]/PREFIX[?PARAMS]"},
 		&cli.DurationFlag{Name: "lock-timeout", EnvVars: []string{"WC_LOCK_TIMEOUT"}, Value: defaultLockTimeout,
 			Usage: "how long to wait for other wc commands to release the store, as a Go `DURATION`; 0 waits only the 20 ms a finished command may take to hand the store on"},
 		&cli.BoolFlag{Name: "sync", EnvVars: []string{"WC_SYNC"}, Usage: "sync every write to disk, so that it survives a power cut and not only a crash"},
@@ -38,8 +38,10 @@ func commonFlags() []cli.Flag {
 
 // CommonEnv documents the variables every command reads.
 var CommonEnv = []EnvVar{
-	{"WC_STORE", "The store directory, as --store. Like ssh's and gpg's files, it is used only when no one else can have put anything in it: it and every entry in it belong to the user the command runs as (see --other-owner) and none is writable by group or others or a symbolic link, and no directory above it is writable by others without the sticky bit or owned by another user than root; anything else is refused (status 1) before anything is read or sent."},
-	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout."},
+	{"WC_STORE", "The store directory, or the URL of a store on etcd (etcd://HOST:PORT[,HOST:PORT…]/PREFIX[?PARAMS]; docs/etcd.md), as --store. Every command reaches a store on etcd through a wc-store (the resident one of the URL, or with WC_DIRECT=1 a private one), which checks the URL and reports what is wrong with it in one line (status 1). Like ssh's and gpg's files, it is used only when no one else can have put anything in it: it and every entry in it belong to the user the command runs as (see --other-owner) and none is writable by group or others or a symbolic link, and no directory above it is writable by others without the sticky bit or owned by another user than root; anything else is refused (status 1) before anything is read or sent."},
+	{"WC_LOCK_TIMEOUT", "How long to wait for the store lock, as --lock-timeout. On a store on etcd it also bounds how long a command waits for the cluster and how long it reads again and re-applies its change when another writer committed to the session first (then status 75)."},
+	{"WC_STORE_PASSWORD", "The password of the etcd user a store URL names (user=NAME): never on the command line, never in an error or output. A command passes it to the wc-store it starts through the environment."},
+	{"XDG_RUNTIME_DIR", "A store on etcd (--store etcd://…) has no directory: the socket of its resident wc-store, and the lock that makes it the only one for the URL, are in $XDG_RUNTIME_DIR/wc (else /tmp/wc-UID), owner-only and checked as a store directory is, named etcd-HASH.sock and etcd-HASH.lock by a hash of the URL."},
 	{"WC_SYNC", "Set to true to sync every write, as --sync."},
 	{"WC_OTHER_OWNER", "Set to true to read a store of another user's, as --other-owner."},
 	{"WC_RESIDENT", "Commands go through a resident store process, wc-store, that keeps the store open between them, so that they skip its open and close (1, the default); set to 0 for the same as WC_DIRECT=1. The first command starts it, later ones connect to its socket, wcd.sock in the store directory, owner-only. It stops after WC_RESIDENT_IDLE without commands, on SIGTERM or on wc-store --stop, closing the store; at once, without writing anything more, when the store directory is removed, moved or replaced; and once its commands are done when its program file is replaced (go install) or a command of another protocol version connects (a command of another build that speaks its protocol is served). When no resident process can serve the store (a read-only store or file system, another user's store), commands open it directly; a store an older wc wrote must first be moved to the current schema by one command that can write there. Either way a writer's result is synced to disk before it is printed."},
