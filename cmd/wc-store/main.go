@@ -5,7 +5,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wctoolkit/wc/cmd/internal/command"
-	"github.com/wctoolkit/wc/cmd/internal/etcdserve"
 	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/cmd/internal/serve"
 )
@@ -48,7 +47,7 @@ With --salvage DIR it copies every session of the store it can prove intact into
 }
 
 func main() {
-	if serve.ServeIfAsked(etcdserve.Shared) {
+	if serve.ServeIfAsked(etcdServing) {
 		return
 	}
 	command.Main(&spec)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/cmd/internal/command"
-	"github.com/wctoolkit/wc/cmd/internal/etcdserve"
 	"github.com/wctoolkit/wc/cmd/internal/open"
 	"github.com/wctoolkit/wc/cmd/internal/serve"
 	"github.com/wctoolkit/wc/pkg/session/store/kvstore"
@@ -102,7 +101,7 @@ func runShared(c *command.Ctx, url string, timeout time.Duration) error {
 		return err
 	}
 	var printErr error
-	err = etcdserve.Serve(url, false, timeout, c.Duration("idle"), func() {
+	err = serveEtcd(url, false, timeout, c.Duration("idle"), func() {
 		printErr = c.PrintJSON(struct {
 			Store  string `json:"store"`
 			Socket string `json:"socket"`

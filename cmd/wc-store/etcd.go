@@ -1,4 +1,10 @@
-package etcdserve
+package main
+
+// What wc-store serves a store on etcd with: the resident process of an
+// etcd URL (its socket and lock in the user's runtime directory, see
+// open.SharedSocket) and the store its private process opens. It is here,
+// in the one program that links the etcd client, so that no other command
+// does (.ci/run checks every package under cmd/ but this one).
 
 import (
 	"errors"
@@ -15,13 +21,13 @@ import (
 	"github.com/wctoolkit/wc/pkg/session/store/storedir"
 )
 
-// Shared is what wc-store serves stores on etcd with.
-var Shared = &serve.Shared{Serve: Serve, Open: Open}
+// etcdServing is what wc-store serves stores on etcd with.
+var etcdServing = &serve.Shared{Serve: serveEtcd, Open: openEtcd}
 
-// Open opens the store at url for mode. lockTimeout bounds the wait for
+// openEtcd opens the store at url for mode. lockTimeout bounds the wait for
 // an unavailable cluster and each operation's retries. The password
 // comes from the environment (etcdkv.PasswordEnv), never the URL.
-func Open(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.Store, error) {
+func openEtcd(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.Store, error) {
 	return etcdstore.Open(url, os.Getenv, kvstore.Options{LockTimeout: lockTimeout}, mode)
 }
 
@@ -30,11 +36,11 @@ func Open(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstore.St
 // any --lock-timeout, which bound their own retries of a changed session.
 const residentRetry = 30 * time.Second
 
-// Serve runs the resident process of the store at url: it takes the lock
+// serveEtcd runs the resident process of the store at url: it takes the lock
 // beside its socket (held: another wc-store serves the URL, ErrBusy),
 // opens the store and serves it until idle (see serve.Serve). Writes on
 // etcd are durable when acknowledged, so sync changes nothing.
-func Serve(url string, _ bool, wait, idle time.Duration, ready func()) error {
+func serveEtcd(url string, _ bool, wait, idle time.Duration, ready func()) error {
 	sock, lockPath, err := open.SharedSocket(url)
 	if err != nil {
 		return err
@@ -51,7 +57,7 @@ func Serve(url string, _ bool, wait, idle time.Duration, ready func()) error {
 		return fmt.Errorf("store: cannot lock %s: %v", lockPath, err)
 	}
 	defer storedir.Unlock(f)
-	st, err := Open(url, kvstore.Write, max(wait, residentRetry))
+	st, err := openEtcd(url, kvstore.Write, max(wait, residentRetry))
 	if err != nil {
 		return err
 	}
