@@ -9,6 +9,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -49,11 +50,11 @@ func serveEtcd(url string, _ bool, wait, idle time.Duration, ready func()) error
 	if err != nil {
 		return fmt.Errorf("store: cannot open the lock file %s: %v", lockPath, err)
 	}
-	if err := storedir.FlockUntil(f, syscall.LOCK_EX, time.Now()); err != nil {
-		if errors.Is(err, storedir.ErrLockTimeout) {
+	if err := lockResident(f, sock, time.Now().Add(wait)); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return &store.KindError{Msg: "store " + open.StoreName(url) + " is served by another wc-store of yours (its lock: " + lockPath + ")", Kind: store.ErrBusy}
 		}
-		f.Close()
 		return fmt.Errorf("store: cannot lock %s: %v", lockPath, err)
 	}
 	defer storedir.Unlock(f)
@@ -65,4 +66,26 @@ func serveEtcd(url string, _ bool, wait, idle time.Duration, ready func()) error
 	defer done()
 	cfg.Socket = sock
 	return kvstore.ServeShared(st, cfg)
+}
+
+// lockResident takes the resident process's lock on f. While another
+// process holds it, it tries again until deadline, and gives up early
+// (EWOULDBLOCK) when a process answers on sock: that one serves the URL.
+// One that no longer answers is making way (its program was replaced, or
+// it idled), and the lock is ours once it has closed the store.
+func lockResident(f *os.File, sock string, deadline time.Time) error {
+	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
+		err := storedir.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if c, derr := net.Dial("unix", sock); derr == nil {
+			c.Close()
+			return err
+		}
+		time.Sleep(delay)
+	}
 }
