@@ -10,8 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/wctoolkit/wc/cmd/internal/open"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/etcdkv/etcdtest"
+	"github.com/wctoolkit/wc/pkg/session/store/remote"
+	"github.com/wctoolkit/wc/pkg/session/store/storetest"
 )
 
 // etcdRun runs the wc commands of a test against one store, as a user on
@@ -184,4 +189,48 @@ func TestEtcdPasswordNeverShown(t *testing.T) {
 			t.Errorf("wc-ls --store %s: %v, stdout %q, stderr:\n%s", strings.ReplaceAll(bad, secret, "SECRET"), err, out.String(), strings.ReplaceAll(msg, secret, "SECRET"))
 		}
 	}
+}
+
+// The clients of both kinds of wc-store of a store on etcd meet the
+// contract of store.Handle, opened as commands open them: each directory
+// the suite uses is a store URL of its own.
+func TestEtcdContract(t *testing.T) {
+	etcdtest.Endpoints(t)
+	t.Setenv("WC_STORE_PROGRAM", filepath.Join(Binaries(t), "wc-store"))
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	ask := func(mode store.Mode) remote.Ask { return remote.Ask{Mode: mode, LockTimeout: 10 * time.Second} }
+	var mu sync.Mutex
+	urls := map[string]string{}
+	urlFor := func(t *testing.T, dir string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if urls[dir] == "" {
+			urls[dir] = etcdURL(t)
+		}
+		return urls[dir]
+	}
+	t.Run("resident", func(t *testing.T) {
+		storetest.Run(t, storetest.Target{Shared: true, Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
+			url := urlFor(t, dir)
+			h, err := open.DialShared(url, ask(mode))
+			if err != nil || h == nil {
+				t.Fatalf("no resident store process for %s: %v", url, err)
+			}
+			t.Cleanup(func() {
+				if _, err := open.ShutdownShared(url, 30*time.Second); err != nil {
+					t.Log(err)
+				}
+			})
+			return h
+		}})
+	})
+	t.Run("private", func(t *testing.T) {
+		storetest.Run(t, storetest.Target{Open: func(t *testing.T, dir string, mode store.Mode) store.Handle {
+			h, err := open.OpenPrivate(urlFor(t, dir), ask(mode), false, false)
+			if err != nil {
+				t.Fatalf("private store process: %v", err)
+			}
+			return h
+		}})
+	})
 }
