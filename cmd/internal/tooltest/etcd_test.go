@@ -234,3 +234,45 @@ func TestEtcdContract(t *testing.T) {
 		}})
 	})
 }
+
+// A batch compaction on one machine (--full-replace: each changes the
+// session while a new user turn came) while another appends to the same
+// sessions: no session fails (one that changed under the batch is
+// skipped, its line says so), and every append is still in its session's
+// tree afterwards.
+func TestEtcdBatchBesideAnotherMachine(t *testing.T) {
+	url := etcdURL(t)
+	a, b := newRun(t, url, t.TempDir()), newRun(t, url, t.TempDir())
+	const sessions, rounds = 12, 4
+	ids := strings.Fields(a.sh(fmt.Sprintf(`for i in $(seq %d); do wc-new --project /p | wc-append --role user --text u1 | wc-append --role assistant --text a2 | wc-append --role user --text u3 | cut -c8-43; done`, sessions)))
+	if len(ids) != sessions {
+		t.Fatalf("ids %v", ids)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		b.sh(fmt.Sprintf(`for r in $(seq %d); do for id in %s; do wc-append --role user --text "b-$r" $id >/dev/null; done; done`, rounds, strings.Join(ids, " ")))
+	})
+	var lines []string
+	for range 3 {
+		lines = append(lines, strings.Split(strings.TrimSpace(a.sh("wc-compact --all --full-replace </dev/null")), "\n")...)
+	}
+	wg.Wait()
+	skipped := 0
+	for _, line := range lines {
+		switch {
+		case strings.Contains(line, `"skipped":"changed since it was read"`):
+			skipped++
+		case strings.Contains(line, `"error"`) || !strings.Contains(line, `"changed":`):
+			t.Errorf("batch line %s", line)
+		}
+	}
+	t.Logf("%d of %d batch lines skipped a session changed under the batch; %d compacted", skipped, len(lines), strings.Count(strings.Join(lines, "\n"), `"changed":true`))
+	for _, id := range ids {
+		tree := a.sh("wc-export --format jsonl --tree " + id)
+		for r := 1; r <= rounds; r++ {
+			if !strings.Contains(tree, fmt.Sprintf(`"content":"b-%d"`, r)) {
+				t.Errorf("session %s lost the append b-%d", id, r)
+			}
+		}
+	}
+}
