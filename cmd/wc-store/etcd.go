@@ -58,7 +58,7 @@ func serveEtcd(url string, _ bool, wait, idle time.Duration, ready func()) error
 		return fmt.Errorf("store: cannot lock %s: %v", lockPath, err)
 	}
 	defer storedir.Unlock(f)
-	st, err := openEtcd(url, kvstore.Write, max(wait, residentRetry))
+	st, err := etcdstore.OpenWithin(url, os.Getenv, kvstore.Options{LockTimeout: max(wait, residentRetry)}, kvstore.Write, wait)
 	if err != nil {
 		return err
 	}

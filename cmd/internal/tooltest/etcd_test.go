@@ -276,3 +276,25 @@ func TestEtcdBatchBesideAnotherMachine(t *testing.T) {
 		}
 	}
 }
+
+// A cluster that no member of answers is the busy status, one line and a
+// hint, with nothing on stdout, through the resident wc-store and a
+// private one alike, and by the lock timeout: the command then names the
+// cluster, not a store process that did not answer.
+func TestEtcdUnreachable(t *testing.T) {
+	Binaries(t)
+	for _, direct := range []string{"", "1"} {
+		r := newRun(t, "etcd://127.0.0.1:1/nobody", t.TempDir(), "WC_DIRECT="+direct)
+		c := r.cmd("wc-ls --lock-timeout 1s")
+		var out, errOut bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errOut
+		err := c.Run()
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 75 || out.Len() != 0 || len(lines) != 2 ||
+			!strings.HasPrefix(lines[0], "wc-ls: store etcd://127.0.0.1:1/nobody: ") || !strings.Contains(lines[0], "answered") ||
+			!strings.HasPrefix(lines[1], "wc-ls: hint: ") {
+			t.Errorf("WC_DIRECT=%s: %v, stdout %q, stderr:\n%s", direct, err, out.String(), errOut.String())
+		}
+	}
+}

@@ -96,7 +96,9 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, e.connectError(err)
 	}
 	e.cli = cli
-	ctx, cancel := e.requestContext()
+	// Reaching a member is what DialTimeout bounds, this first answer
+	// included: the client does not wait for a connection before it.
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), min(cfg.DialTimeout, cfg.RequestTimeout))
 	defer cancel()
 	if _, err := cli.Get(ctx, e.ns, clientv3.WithCountOnly()); err != nil {
 		cli.Close()

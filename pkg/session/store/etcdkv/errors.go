@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
@@ -81,7 +82,11 @@ func (e *Engine) mapError(op string, err error, committing bool) error {
 		// A stopped leader's stream can end with the deadline as text in
 		// a status of another code (TestFaultStopLeader).
 		rpctypes.ErrorDesc(err) == context.DeadlineExceeded.Error():
-		return unknown(fmt.Sprintf("no member of %s answered within %s", strings.Join(e.cfg.Endpoints, ","), e.cfg.RequestTimeout))
+		timeout := e.cfg.RequestTimeout
+		if op == "connecting" {
+			timeout = min(e.cfg.DialTimeout, timeout)
+		}
+		return unknown(fmt.Sprintf("no member of %s answered within %s", strings.Join(e.cfg.Endpoints, ","), timeout.Round(time.Millisecond)))
 	case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled:
 		if e.closed.Load() {
 			return newError(ErrClosed, "etcd: %s failed: the engine is closed", op)

@@ -158,6 +158,10 @@ func noAnswerError(dir string, pid int, wait time.Duration) error {
 	if dir != "" {
 		what = "store " + dir + " is busy: its store process"
 	}
+	if pid == 0 { // a process on a socket pair, or one the kernel could not name
+		return &store.KindError{Msg: fmt.Sprintf("%s did not answer within %v", what, wait.Round(time.Millisecond)), Kind: store.ErrBusy,
+			Hints: []string{"raise --lock-timeout or WC_LOCK_TIMEOUT to wait longer"}}
+	}
 	return &store.KindError{Msg: fmt.Sprintf("%s (pid %d) did not answer within %v", what, pid, wait.Round(time.Millisecond)), Kind: store.ErrBusy,
 		Hints: []string{fmt.Sprintf("if process %d is stopped, continue it (kill -CONT %d); wc-store --stop, or kill %d, ends it", pid, pid, pid)}}
 }
