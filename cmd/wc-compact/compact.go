@@ -37,10 +37,16 @@ func compact(c *command.Ctx) error {
 	if err != nil {
 		return err
 	}
+	shard, err := c.Shard()
+	if err != nil {
+		return err
+	}
 	var refs []string
 	switch {
 	case c.Bool("all") && c.Args().Len() > 0:
 		return command.Usagef("--all takes no session arguments")
+	case c.IsSet("shard") && !c.Bool("all"):
+		return command.Usagef("--shard needs --all: it selects from the listing")
 	case !c.Bool("all"):
 		if refs, err = c.Refs(); err != nil {
 			return err
@@ -63,7 +69,7 @@ func compact(c *command.Ctx) error {
 	if c.Bool("all") {
 		// The listing names every session without reading each one's
 		// metadata (the compaction rows of wcbench run measure it).
-		err = st.ListInfo(store.ListQuery{}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
+		err = st.ListInfo(store.ListQuery{Shard: shard}, func(info *session.Info) error { ids = append(ids, info.ID); return nil })
 	} else {
 		ids, err = command.Resolve(st, refs)
 	}

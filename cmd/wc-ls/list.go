@@ -240,6 +240,10 @@ func readQuery(c *command.Ctx) (store.ListQuery, error) {
 			}
 		}
 	}
+	var err error
+	if q.Shard, err = c.Shard(); err != nil {
+		return q, err
+	}
 	if c.IsSet("project") {
 		p, err := filepath.Abs(c.String("project"))
 		if err != nil {

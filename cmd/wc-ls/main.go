@@ -18,6 +18,8 @@ Filters combine: --project keeps the sessions of a directory and of the director
 
 --search QUERY ranks the sessions by their best message (BM25 over the messages): every word must appear, ignoring case; "a phrase" must appear as consecutive words; a word ending in * matches every word it begins (log* finds login and logs); a word with inner punctuation (foo-bar) is a phrase. It prints one row per session, best first: in JSON the listing row plus "seq" (the message, for wc-export --at SEQ), "snippet" (its text around the first match, on one line) and "score"; the table shows the seq and the snippet. --project, --since, --until, --title and --limit filter it; --sort, --reverse, --grep and --empty do not combine with it. A query that does not parse (an unclosed ", a * that ends no word, no word at all) is a usage error. The index is kept by every write in the transaction that commits it, and built from the sessions by the first writer (the resident store process) that needs it when it is missing or of another version.
 
+--shard I/N keeps part I of N of the sessions, for N machines or bots that split a batch: a session is in part 1 + (the first 8 bytes of the sha256 of its id as printed, lowercase with dashes, read big endian) mod N, a function of its id alone, the same on every machine and build, so the N parts are disjoint and together are every session. It combines with the other filters and is applied before --limit: --shard 1/2 -n 5 lists the newest 5 sessions of part 1.
+
 --empty keeps the sessions that hold no message at all, on no path: wc-new's output when the command after it in a pipeline failed. A store that does not exist yet lists nothing.
 
 A session still on its placeholder title (a legacy "New session - …" or "project-ab", title_source "default") that holds user messages is listed with the title its first prompt gives, title_source "heuristic", as whycodes' maybe_upgrade_title_from_history does when it lists; reading that prompt costs a read of the session's first messages, for such sessions only.`,
@@ -33,6 +35,7 @@ A session still on its placeholder title (a legacy "New session - …" or "proje
 			&cli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match --title and --grep regardless of case"},
 			&cli.StringFlag{Name: "sort", Value: "updated", Usage: "order by `KEY`: updated, created, title, messages or tokens (largest or newest first)"},
 			&cli.BoolFlag{Name: "reverse", Aliases: []string{"r"}, Usage: "reverse the order"},
+			command.ShardFlag(),
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "print at most `N` sessions (0: all; a table shows 20 unless given)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"},
 			&cli.BoolFlag{Name: "table", Usage: "print the table even when stdout is not a terminal"},

@@ -52,6 +52,7 @@ type ListQuery struct {
 	Fold    bool      // Title and Grep ignore case
 	Oldest  bool      // least recently updated first
 	Limit   int       // at most this many sessions (0: all)
+	Shard   Shard     // only the sessions of this part (zero: all)
 }
 
 // Freed is what a collection removed (or would remove).

@@ -164,7 +164,7 @@ var (
 var listCacheFills atomic.Int64
 
 // fill reads the whole listing into the cache: a query that filters (by
-// project, title or time) reads past the newest entries an unfiltered
+// project, title, time or --shard) reads past the newest entries an unfiltered
 // listing leaves there, and the store's merge of the listing's shards costs
 // it a seek each. A listing larger than the cache is remembered, and not
 // read again. It gives up when stop says so.

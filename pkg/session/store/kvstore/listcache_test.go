@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wctoolkit/wc/pkg/session"
+	"github.com/wctoolkit/wc/pkg/session/store"
 	"github.com/wctoolkit/wc/pkg/session/store/remote"
 )
 
@@ -88,13 +89,15 @@ func testListCacheMatchesModel(t *testing.T) {
 		}
 
 		r := dial(t, dir, Read)
-		for i, q := range []ListQuery{
+		for _, q := range []ListQuery{
 			{Limit: 5}, {Limit: 20}, {Limit: 3, Project: "/p/a"}, {Project: "/p/b"},
 			{Limit: 4, Title: "fix"}, {Limit: 4, Title: "REFACTOR", Fold: true},
 			{Limit: 6, Since: base.Add(20 * time.Hour)}, {Until: base.Add(10 * time.Hour), Limit: 3},
-			{Oldest: true, Limit: 3}, {},
+			{Oldest: true, Limit: 3}, {Limit: 4, Shard: store.Shard{Index: 1, Count: 3}},
+			{Shard: store.Shard{Index: 2, Count: 3}}, {Limit: 2, Project: "/p/a", Shard: store.Shard{Index: 2, Count: 2}},
+			{Oldest: true, Limit: 3, Shard: store.Shard{Index: 3, Count: 3}}, {},
 		} {
-			if rng.IntN(map[bool]int{true: 10, false: 2}[i == 9]) != 0 {
+			if rng.IntN(map[bool]int{true: 10, false: 2}[q == ListQuery{}]) != 0 {
 				continue
 			}
 			got := listRows(t, r, q)
@@ -105,7 +108,7 @@ func testListCacheMatchesModel(t *testing.T) {
 		r.Close()
 	}
 	if hits := listCacheHits.Load() - hitsBefore; hits < 500 {
-		t.Errorf("only %d of about 1,600 listings came from the cache", hits)
+		t.Errorf("only %d of about 2,600 listings came from the cache", hits)
 	}
 }
 
@@ -126,6 +129,9 @@ func listRows(t *testing.T, c *remote.Client, q ListQuery) []string {
 func modelList(model map[string]session.Meta, q ListQuery) []string {
 	var ms []session.Meta
 	for _, m := range model {
+		if id, err := store.ParseID(m.ID); err != nil || !q.Shard.Holds(id) {
+			continue
+		}
 		t, _ := time.Parse(time.RFC3339Nano, m.UpdatedAt)
 		if q.Project != "" && m.ProjectPath != q.Project && !strings.HasPrefix(m.ProjectPath, q.Project+"/") ||
 			!q.Since.IsZero() && t.Before(q.Since) || !q.Until.IsZero() && !t.Before(q.Until) {

@@ -143,8 +143,11 @@ func (f *listFilter) shardStart(prefix []byte) []byte {
 	return append(k, bytes.Repeat([]byte{0xff}, idLen)...) // past every id
 }
 
-// keepSummary applies Project and Title without decoding the summary.
+// keepSummary applies Shard, Project and Title without decoding the summary.
 func (f *listFilter) keepSummary(id sid, v []byte) (bool, error) {
+	if !f.q.Shard.Holds(id) {
+		return false, nil
+	}
 	if f.q.Project == "" && f.title == "" {
 		return true, nil
 	}

@@ -41,6 +41,7 @@ func Run(t *testing.T, target Target) {
 		{"CommitUpdates", testCommitUpdates},
 		{"ListOrder", testListOrder},
 		{"ListFilters", testListFilters},
+		{"ListShard", testListShard},
 		{"ListJSON", testListJSON},
 		{"Blobs", testBlobs},
 		{"Remove", testRemove},
@@ -547,6 +548,71 @@ func testListFilters(t *testing.T, h harness) {
 		{store.ListQuery{Until: at(2)}, []string{id(s1)}},
 		{store.ListQuery{Since: at(2), Until: at(4)}, []string{id(s3), id(s2)}},
 		{store.ListQuery{Project: "/src", Since: at(2), Limit: 1}, []string{id(s3)}},
+	})
+}
+
+// Shard keeps the sessions of one part, with the other filters and before
+// Limit; for a given Count the parts are disjoint and cover the store.
+func testListShard(t *testing.T, h harness) {
+	dir := t.TempDir()
+	var ds []sessionData
+	for n := 1; n <= 12; n++ {
+		ds = append(ds, timed(n, []string{"/a", "/b"}[n%2], fmt.Sprint("s", n)))
+	}
+	h.create(t, dir, ds...)
+	var all []string // newest first
+	project := map[string]string{}
+	for _, d := range slices.Backward(ds) {
+		all = append(all, d.meta.ID)
+		project[d.meta.ID] = d.meta.ProjectPath
+	}
+	part := func(i, n int, keep func(id string) bool) []string {
+		var ids []string
+		for _, id := range all {
+			sid, err := store.ParseID(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if store.ShardNumber(sid, n) == i && keep(id) {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	any := func(string) bool { return true }
+	inB := func(id string) bool { return project[id] == "/b" }
+	sh := func(i, n int) store.Shard { return store.Shard{Index: i, Count: n} }
+	cases := []listing{
+		{store.ListQuery{}, all}, // fills a resident process's cache first
+		{store.ListQuery{Shard: sh(1, 1)}, all},
+	}
+	for i := 1; i <= 3; i++ {
+		p := part(i, 3, any)
+		if len(p) == 0 || len(p) == len(all) {
+			t.Fatalf("part %d of 3 holds %d of %d sessions: pick other ids", i, len(p), len(all))
+		}
+		oldest := slices.Clone(p)
+		slices.Reverse(oldest)
+		cases = append(cases,
+			listing{store.ListQuery{Shard: sh(i, 3)}, p},
+			listing{store.ListQuery{Shard: sh(i, 3), Limit: 1}, p[:1]},
+			listing{store.ListQuery{Shard: sh(i, 3), Oldest: true, Limit: 2}, oldest[:min(2, len(oldest))]},
+			listing{store.ListQuery{Shard: sh(i, 3), Project: "/b"}, part(i, 3, inB)},
+			listing{store.ListQuery{Shard: sh(i, 3), Since: at(7)}, part(i, 3, func(id string) bool { return slices.Index(all, id) < 6 })},
+		)
+	}
+	h.checkListings(t, dir, cases)
+	// Disjoint and covering, for another N.
+	h.with(t, dir, store.Read, func(r store.Handle) {
+		var union []string
+		for i := 1; i <= 4; i++ {
+			union = append(union, listIDs(t, r, store.ListQuery{Shard: sh(i, 4)})...)
+		}
+		slices.Sort(union)
+		want := slices.Sorted(slices.Values(all))
+		if !slices.Equal(union, want) {
+			t.Errorf("the 4 parts list %v, want each of %v once", union, want)
+		}
 	})
 }
 

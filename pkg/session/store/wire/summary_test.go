@@ -28,8 +28,8 @@ func TestSummaryLine(t *testing.T) {
 		`"cost":{"usd":0.3,"unpriced_steps":3},"edit_stats":{"added":4,"removed":0,"approximate":true},` +
 		`"head":9,"branches":1,"forked_from":{"id":"02020202-0202-4202-8202-020202020202","seq":7},` +
 		`"source_format":"claude","source_id":"s-1","source_path":"/h/a.jsonl"}`
-	if ProtocolVersion != 10 || err != nil || string(line) != wantLine {
-		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 10)\n%s\n"+
+	if ProtocolVersion != 11 || err != nil || string(line) != wantLine {
+		t.Errorf("protocol %d, the line of a summary:\n%s, %v\nwant (protocol 11)\n%s\n"+
 			"a change to the line needs a new ProtocolVersion, and this test its line", ProtocolVersion, line, err, wantLine)
 	}
 	for _, bad := range [][]byte{nil, v[:len(v)-1]} {

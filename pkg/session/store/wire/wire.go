@@ -39,8 +39,9 @@ import (
 // operation, its frame a tag byte and only that operation's fields. 9: a listing
 // query carries Search (wc-ls --search). 10: the metadata's revision
 // travels beside it (Response.Rev, Commit.Rev, Collect.Rev), and a session
-// changed under a commit is an error kind.
-const ProtocolVersion = 10
+// changed under a commit is an error kind. 11: a listing query carries
+// Shard (--shard I/N).
+const ProtocolVersion = 11
 
 var wireMagic = [4]byte{'w', 'c', 'd', 0}
 
@@ -426,7 +427,9 @@ func appendQuery(b []byte, q *store.ListQuery) []byte {
 	b = appendBool(b, q.Fold)
 	b = appendBool(b, q.Oldest)
 	b = binary.AppendVarint(b, int64(q.Limit))
-	return appendString(b, q.Search)
+	b = appendString(b, q.Search)
+	b = binary.AppendVarint(b, int64(q.Shard.Index))
+	return binary.AppendVarint(b, int64(q.Shard.Count))
 }
 
 func readQuery(d *wireDecoder, q *store.ListQuery) {
@@ -439,6 +442,8 @@ func readQuery(d *wireDecoder, q *store.ListQuery) {
 	q.Oldest = d.bool()
 	q.Limit = int(d.int())
 	q.Search = d.string()
+	q.Shard.Index = int(d.int())
+	q.Shard.Count = int(d.int())
 }
 
 // appendTime keeps the zero time apart, and sends seconds and nanoseconds:
