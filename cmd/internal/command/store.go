@@ -194,14 +194,7 @@ func (c *Ctx) open(mode store.Mode, batch bool, first firstAsk) (store.Handle, e
 			st, err = open.OpenPrivate(dir, ask, c.Bool("sync"), trust.OtherOwner)
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	c.OnClose(st.Close)
-	if batch && c.Spec.Signals != "" {
-		c.catchSignals()
-	}
-	return writeGuard{Handle: st, c: c}, nil
+	return c.opened(st, err, batch)
 }
 
 // openShared opens the store on etcd at url: through its resident store
@@ -228,14 +221,7 @@ func (c *Ctx) openShared(url string, mode store.Mode, batch bool, first firstAsk
 		ask.LockTimeout = max(0, timeout-time.Since(start))
 		st, err = open.OpenPrivate(url, ask, c.Bool("sync"), false)
 	}
-	if err != nil {
-		return nil, err
-	}
-	c.OnClose(st.Close)
-	if batch && c.Spec.Signals != "" {
-		c.catchSignals()
-	}
-	return writeGuard{Handle: st, c: c}, nil
+	return c.opened(st, err, batch)
 }
 
 // OnSharedStore reports whether the store the flags and environment
@@ -402,4 +388,17 @@ func UpgradeTitle(st store.Handle, m *session.Meta) (bool, error) {
 		return false, err
 	}
 	return o.HasUserText && m.ApplyHeuristicTitle(o.UserText), nil
+}
+
+// opened is the command's handle on st, which the command closes when it
+// ends; a batch's signals are caught from then on.
+func (c *Ctx) opened(st store.Handle, err error, batch bool) (store.Handle, error) {
+	if err != nil {
+		return nil, err
+	}
+	c.OnClose(st.Close)
+	if batch && c.Spec.Signals != "" {
+		c.catchSignals()
+	}
+	return writeGuard{Handle: st, c: c}, nil
 }
