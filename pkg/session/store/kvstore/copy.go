@@ -60,7 +60,8 @@ type CopyReport struct {
 // (so a rerun resumes), other ones are reported and left alone. Once
 // every session has been seen, each one written is read back from to and
 // compared, byte for byte, with what was read from s. item, when not nil,
-// is called for each session as it is done.
+// is called for each session as it is done, and again for one that then
+// does not read back the same (CopyMismatch).
 func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 	if err := to.writable(); err != nil {
 		return nil, err
@@ -84,6 +85,8 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 			r.Mismatch = append(r.Mismatch, Problem{Session: it.Session, What: it.Problem})
 		}
 		if it.Copy == CopyCopied || it.Copy == CopyPresent {
+			// A mismatch found later does not take them back: they
+			// were written.
 			r.Nodes += it.Nodes
 			r.Blobs += it.Blobs
 			r.Bytes += it.Bytes
@@ -100,8 +103,8 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 		}
 	}
 	type written struct {
-		item *CopyItem
-		sum  [32]byte
+		id  string
+		sum [32]byte
 	}
 	var check []written
 	for _, id := range ids {
@@ -114,8 +117,9 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 		}
 		r.Sessions++
 		if it.Copy == CopyCopied {
-			check = append(check, written{it, sum}) // reported once verified
-		} else if err := report(it); err != nil {
+			check = append(check, written{it.Session, sum})
+		}
+		if err := report(it); err != nil {
 			return nil, err
 		}
 		if err := errors.Join(s.Settle(), to.Settle()); err != nil {
@@ -123,17 +127,21 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 		}
 	}
 	for _, w := range check {
-		back, err := to.copyOut(w.item.Session)
+		back, err := to.copyOut(w.id)
+		problem := ""
 		switch {
 		case errors.Is(err, ErrDamaged) || errors.Is(err, errCopyGone):
-			w.item.Copy, w.item.Problem = CopyMismatch, "it does not read back from the target: "+err.Error()
+			problem = "it does not read back from the target: " + err.Error()
 		case err != nil:
 			return nil, err
 		case back.sum != w.sum:
-			w.item.Copy, w.item.Problem = CopyMismatch, "the target reads back other bytes than the source held"
+			problem = "the target reads back other bytes than the source held"
 		}
-		if err := report(w.item); err != nil {
-			return nil, err
+		if problem != "" {
+			r.Copied--
+			if err := report(&CopyItem{Session: w.id, Copy: CopyMismatch, Problem: problem}); err != nil {
+				return nil, err
+			}
 		}
 		if err := to.Settle(); err != nil {
 			return nil, err

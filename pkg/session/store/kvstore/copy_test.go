@@ -295,3 +295,37 @@ func appendCounted(s Handle, id, text string) error {
 	m.SetHead(&n)
 	return s.Commit(&m, []session.Node{n})
 }
+
+// garbling is an engine that changes what it is given to keep: "session
+// 1" becomes "session 7" in every value it sets.
+type garbling struct{ kv.Engine }
+
+type garblingTxn struct{ kv.Txn }
+
+func (g garbling) Update(fn func(kv.Txn) error) error {
+	return g.Engine.Update(func(txn kv.Txn) error { return fn(garblingTxn{txn}) })
+}
+
+func (t garblingTxn) Set(key, value []byte) error {
+	return t.Txn.Set(key, bytes.ReplaceAll(value, []byte("session 1"), []byte("session 7")))
+}
+
+// A target that does not keep what it was given is found out by the
+// verification: the session is reported, and the copy is not ok.
+func TestCopyVerifies(t *testing.T) {
+	src := open(t, t.TempDir(), Write)
+	ids := copySource(t, src, 3)
+	dst := openOn(t, garbling{badgerEngine(t)}, "garbling")
+	var lines []string
+	r, err := Copy(src, dst, func(it *CopyItem) error {
+		lines = append(lines, it.Copy+" "+it.Session)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"copied " + ids[0], "copied " + ids[1], "copied " + ids[2], "mismatch " + ids[1]}
+	if r.OK || r.Copied != 2 || len(r.Mismatch) != 1 || r.Mismatch[0].Session != ids[1] || !slices.Equal(lines, want) {
+		t.Fatalf("report %+v, lines %q; want %s not read back the same", r, lines, ids[1])
+	}
+}
