@@ -22,6 +22,9 @@ const (
 	copyToPasswordEnv   = "WC_COPY_TO_PASSWORD"
 )
 
+// copyWorkers is how many sessions a copy to or from etcd has under way.
+const copyWorkers = 8
+
 // copyStores is wc-store --copy SRC DST: kvstore.Copy between the two
 // stores, each a directory or an etcd URL, opened here (a directory's
 // resident process is stopped first, and the lock held while copying).
@@ -48,21 +51,27 @@ func copyStores(c *command.Ctx, timeout time.Duration) error {
 			return &command.Error{Code: command.ExitFailure, Msg: "no store at " + src + " to copy"}
 		}
 	}
-	from, err := openCopy(src, kvstore.Read, copyFromPasswordEnv, timeout)
+	// Every transaction on etcd waits for the network and a quorum's
+	// fsync: sessions go several at a time (scripts/copy-bench.sh).
+	workers := 1
+	if open.IsSharedURL(src) || open.IsSharedURL(dst) {
+		workers = copyWorkers
+	}
+	from, err := openCopy(src, kvstore.Read, copyFromPasswordEnv, timeout, workers == 1)
 	if err != nil {
 		return err
 	}
 	defer from.Close()
-	to, err := openCopy(dst, kvstore.Write, copyToPasswordEnv, timeout)
+	to, err := openCopy(dst, kvstore.Write, copyToPasswordEnv, timeout, workers == 1)
 	if err != nil {
 		return err
 	}
-	report, err := kvstore.Copy(from, to, func(it *kvstore.CopyItem) error {
+	report, err := kvstore.Copy(from, to, kvstore.CopyOptions{Workers: workers, Item: func(it *kvstore.CopyItem) error {
 		if err := c.PrintJSON(it); err != nil {
 			return err
 		}
 		return c.Flush()
-	})
+	}})
 	if cerr := to.Close(); err == nil {
 		err = cerr
 	}
@@ -100,10 +109,11 @@ func copyArg(arg string) (string, error) {
 
 // openCopy opens one store of a copy for mode: an etcd URL with the
 // password from passwordEnv (else etcdkv.PasswordEnv), a directory once
-// its resident process, if any, has closed it. A directory stays locked
+// its resident process, if any, has closed it (bulk: used from one
+// goroutine, its memory bounded by the largest session). A directory stays locked
 // (shared for the source, exclusive for the target) until it is closed,
 // so that no command writes to it meanwhile.
-func openCopy(arg string, mode kvstore.Mode, passwordEnv string, timeout time.Duration) (*kvstore.Store, error) {
+func openCopy(arg string, mode kvstore.Mode, passwordEnv string, timeout time.Duration, bulk bool) (*kvstore.Store, error) {
 	if open.IsSharedURL(arg) {
 		getenv := func(k string) string {
 			if v := os.Getenv(passwordEnv); k == etcdkv.PasswordEnv && v != "" {
@@ -111,12 +121,12 @@ func openCopy(arg string, mode kvstore.Mode, passwordEnv string, timeout time.Du
 			}
 			return os.Getenv(k)
 		}
-		return etcdstore.Open(arg, getenv, kvstore.Options{LockTimeout: timeout, Bulk: true}, mode)
+		return etcdstore.Open(arg, getenv, kvstore.Options{LockTimeout: timeout}, mode)
 	}
 	if _, err := remote.Shutdown(arg, timeout); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	st, err := kvstore.Open(kvstore.Options{Dir: arg, LockTimeout: timeout, Bulk: true}, mode)
+	st, err := kvstore.Open(kvstore.Options{Dir: arg, LockTimeout: timeout, Bulk: bulk}, mode)
 	if errors.Is(err, kvstore.ErrBusy) {
 		return nil, &command.Error{Code: command.ExitBusy, Msg: err.Error(),
 			Hints: []string{"a wc command holds it past --lock-timeout: wait for it, or raise --lock-timeout"}}

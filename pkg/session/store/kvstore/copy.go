@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/wctoolkit/wc/pkg/session"
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
@@ -59,10 +60,10 @@ type CopyReport struct {
 // holds already is compared, not written: the same bytes count as copied
 // (so a rerun resumes), other ones are reported and left alone. Once
 // every session has been seen, each one written is read back from to and
-// compared, byte for byte, with what was read from s. item, when not nil,
-// is called for each session as it is done, and again for one that then
-// does not read back the same (CopyMismatch).
-func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
+// compared, byte for byte, with what was read from s. opts.Item, when
+// not nil, is called for each session as it is done, in id order, and
+// again for one that then does not read back the same (CopyMismatch).
+func Copy(s, to *Store, opts CopyOptions) (*CopyReport, error) {
 	if err := to.writable(); err != nil {
 		return nil, err
 	}
@@ -82,17 +83,16 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 		case CopyDamaged:
 			r.Damaged = append(r.Damaged, Problem{Session: it.Session, What: it.Problem})
 		case CopyMismatch:
+			r.Copied--
 			r.Mismatch = append(r.Mismatch, Problem{Session: it.Session, What: it.Problem})
 		}
 		if it.Copy == CopyCopied || it.Copy == CopyPresent {
-			// A mismatch found later does not take them back: they
-			// were written.
 			r.Nodes += it.Nodes
 			r.Blobs += it.Blobs
 			r.Bytes += it.Bytes
 		}
-		if item != nil {
-			return item(it)
+		if opts.Item != nil {
+			return opts.Item(it)
 		}
 		return nil
 	}
@@ -107,48 +107,120 @@ func Copy(s, to *Store, item func(*CopyItem) error) (*CopyReport, error) {
 		sum [32]byte
 	}
 	var check []written
-	for _, id := range ids {
-		it, sum, err := s.copyOne(to, id)
+	err = inOrder(len(ids), opts.Workers, func(i int) (copied, error) {
+		it, sum, err := s.copyOne(to, ids[i])
+		return copied{it, sum}, err
+	}, func(c copied, err error) error {
 		if errors.Is(err, errCopyGone) {
-			continue // removed since the listing: nothing to copy
+			return nil // removed since the listing: nothing to copy
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Sessions++
-		if it.Copy == CopyCopied {
-			check = append(check, written{it.Session, sum})
+		if c.item.Copy == CopyCopied {
+			check = append(check, written{c.item.Session, c.sum})
 		}
-		if err := report(it); err != nil {
-			return nil, err
+		if err := report(c.item); err != nil {
+			return err
 		}
-		if err := errors.Join(s.Settle(), to.Settle()); err != nil {
-			return nil, err
-		}
+		return errors.Join(s.Settle(), to.Settle())
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, w := range check {
-		back, err := to.copyOut(w.id)
-		problem := ""
+	err = inOrder(len(check), opts.Workers, func(i int) (copied, error) {
+		back, err := to.copyOut(check[i].id)
+		it := &CopyItem{Session: check[i].id}
 		switch {
 		case errors.Is(err, ErrDamaged) || errors.Is(err, errCopyGone):
-			problem = "it does not read back from the target: " + err.Error()
+			it.Copy, it.Problem = CopyMismatch, "it does not read back from the target: "+err.Error()
 		case err != nil:
-			return nil, err
-		case back.sum != w.sum:
-			problem = "the target reads back other bytes than the source held"
+			return copied{}, err
+		case back.sum != check[i].sum:
+			it.Copy, it.Problem = CopyMismatch, "the target reads back other bytes than the source held"
 		}
-		if problem != "" {
-			r.Copied--
-			if err := report(&CopyItem{Session: w.id, Copy: CopyMismatch, Problem: problem}); err != nil {
-				return nil, err
+		return copied{item: it}, nil
+	}, func(c copied, err error) error {
+		if err != nil {
+			return err
+		}
+		if c.item.Copy == CopyMismatch {
+			if err := report(c.item); err != nil {
+				return err
 			}
 		}
-		if err := to.Settle(); err != nil {
-			return nil, err
-		}
+		return to.Settle()
+	})
+	if err != nil {
+		return nil, err
 	}
 	r.OK = r.Copied+r.Present == r.Sessions
 	return r, nil
+}
+
+// CopyOptions tune Copy.
+type CopyOptions struct {
+	// Workers is how many sessions are copied at a time (0: one). More
+	// than one suits an engine whose every transaction waits for the
+	// network and a disk (etcd); a handle opened Bulk takes one only.
+	Workers int
+	// Item, when not nil, is called with each session's CopyItem.
+	Item func(*CopyItem) error
+}
+
+// copied is what copying a session, or reading it back, came to.
+type copied struct {
+	item *CopyItem
+	sum  [32]byte
+}
+
+// inOrder runs work(0..n-1), up to workers at a time, and calls emit
+// with each result in index order, on the caller's goroutine. It stops
+// starting work at emit's first error, waits for what runs, and returns
+// that error.
+func inOrder(n, workers int, work func(i int) (copied, error), emit func(copied, error) error) error {
+	type result struct {
+		c   copied
+		err error
+	}
+	workers = max(workers, 1)
+	results := make([]chan result, n)
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	stop := make(chan struct{})
+	slots := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := work(i)
+				results[i] <- result{c, err}
+				<-slots
+			}()
+		}
+	}()
+	defer wg.Wait()
+	defer close(stop)
+	for i := range n {
+		// Past stop nothing more starts, so each result waited for is
+		// one under way.
+		r := <-results[i]
+		if err := emit(r.c, r.err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storeName names the store in a copy's report: its directory, or the

@@ -119,7 +119,7 @@ func sameSessions(t testing.TB, a, b *Store, ids []string) {
 
 func copyAll(t testing.TB, from, to *Store) *CopyReport {
 	t.Helper()
-	r, err := Copy(from, to, nil)
+	r, err := Copy(from, to, CopyOptions{Workers: 4})
 	if err != nil {
 		t.Fatalf("copy %s → %s: %v", from.storeName(), to.storeName(), err)
 	}
@@ -139,10 +139,10 @@ func TestCopyDirToDir(t *testing.T) {
 	ids := copySource(t, src, 6)
 	dst := open(t, filepath.Join(t.TempDir(), "new"), Write)
 	var items []string
-	r, err := Copy(src, dst, func(it *CopyItem) error {
+	r, err := Copy(src, dst, CopyOptions{Item: func(it *CopyItem) error {
 		items = append(items, it.Session+" "+it.Copy)
 		return nil
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,10 +317,10 @@ func TestCopyVerifies(t *testing.T) {
 	ids := copySource(t, src, 3)
 	dst := openOn(t, garbling{badgerEngine(t)}, "garbling")
 	var lines []string
-	r, err := Copy(src, dst, func(it *CopyItem) error {
+	r, err := Copy(src, dst, CopyOptions{Workers: 3, Item: func(it *CopyItem) error {
 		lines = append(lines, it.Copy+" "+it.Session)
 		return nil
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
