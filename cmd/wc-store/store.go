@@ -16,6 +16,13 @@ import (
 )
 
 func run(c *command.Ctx) error {
+	if c.Bool("copy") {
+		timeout, err := c.LockTimeout()
+		if err != nil {
+			return err
+		}
+		return copyStores(c, timeout)
+	}
 	if c.Args().Len() > 0 {
 		return command.Usagef("wc-store takes no arguments")
 	}
