@@ -206,7 +206,7 @@ func (s *Store) listSummaries(q ListQuery, fn func(id sid, summary []byte) error
 	err := s.view(func(txn kv.Txn) error {
 		if f.grep != "" {
 			var err error
-			if f.index, err = prepareGrep(txn, f.grep); err != nil {
+			if f.index, err = prepareGrep(txn, f.grep, s.segments); err != nil {
 				return err
 			}
 		}

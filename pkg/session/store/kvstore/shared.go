@@ -95,7 +95,7 @@ func openShared(opts Options, mode Mode) (*Store, error) {
 		return nil, errors.New("store: another user's store is a directory")
 	}
 	st := &sharedState{name: name, retryFor: opts.LockTimeout}
-	s := &Store{dir: "", mode: mode, bulk: opts.Bulk, shared: st, rw: mode == Write}
+	s := &Store{dir: "", mode: mode, bulk: opts.Bulk, shared: st, rw: mode == Write, segments: newSegmentCache(segmentCacheChunks)}
 	s.setEngine(&retryingEngine{Engine: opts.Engine, st: st})
 	if err := s.checkSchema(); err != nil {
 		s.eng.Close()

@@ -112,6 +112,8 @@ type Store struct {
 	mapMu sync.RWMutex
 	// shared: opened on Options.Engine, without a lock (shared.go).
 	shared *sharedState
+	// segments: the search index's decoded segments (textcache.go).
+	segments *segmentCache
 }
 
 func (s *Store) dbDir() string { return filepath.Join(s.dir, "db") }
@@ -130,7 +132,7 @@ func Open(opts Options, mode Mode) (*Store, error) {
 	}
 	deadline := time.Now().Add(opts.LockTimeout)
 	s := &Store{dir: filepath.Clean(opts.Dir), mode: mode, sync: opts.Sync, rebuildAt: RebuildThreshold, bulk: opts.Bulk,
-		otherOwner: opts.OtherOwner}
+		otherOwner: opts.OtherOwner, segments: newSegmentCache(segmentCacheChunks)}
 	if s.otherOwner && mode != Read {
 		return nil, errors.New("store: another user's store can only be read")
 	}

@@ -26,12 +26,12 @@ type grepIndex struct {
 // prepareGrep asks the index for the candidates of needle; nil when it
 // cannot narrow them (no index yet on a reader's handle, a needle without
 // a word): every session is then read, as without an index.
-func prepareGrep(txn kv.Txn, needle string) (*grepIndex, error) {
+func prepareGrep(txn kv.Txn, needle string, cache *segmentCache) (*grepIndex, error) {
 	frags, ok := textindex.GrepPlan(needle)
 	if !ok || indexOff {
 		return nil, nil
 	}
-	v, err := loadIndex(txn)
+	v, err := loadIndex(txn, cache)
 	if err != nil || !v.built {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (s *Store) searchSummaries(q ListQuery, fn func(id sid, summary []byte, hit
 	f := newListFilter(q)
 	var fnErr error
 	err = s.view(func(txn kv.Txn) error {
-		v, err := loadIndex(txn)
+		v, err := loadIndex(txn, s.segments)
 		if err != nil {
 			return err
 		}

@@ -171,17 +171,9 @@ func errIndexDamaged(err error) error {
 // openSegment is a segment's source: its head and dictionary read, its
 // postings read chunk by chunk as terms ask.
 func openSegment(txn kv.Txn, si *textindex.SegmentInfo) (textindex.Source, error) {
-	head, err := readPart(txn, si, 0)
+	seg, err := decodeSegment(txn, si)
 	if err != nil {
 		return textindex.Source{}, err
-	}
-	dict, err := readPart(txn, si, 1)
-	if err != nil {
-		return textindex.Source{}, err
-	}
-	seg, err := textindex.Decode(head, dict)
-	if err != nil || seg.PostingsLen() != si.Bytes[2] {
-		return textindex.Source{}, errIndexDamaged(nil)
 	}
 	chunks := map[uint32][]byte{}
 	chunk := func(c uint32) ([]byte, error) {
@@ -195,7 +187,29 @@ func openSegment(txn kv.Txn, si *textindex.SegmentInfo) (textindex.Source, error
 		chunks[c] = v
 		return v, nil
 	}
-	postings := func(t *textindex.Term) ([]byte, error) {
+	return textindex.Source{Seg: seg, Postings: postingsReader(chunk)}, nil
+}
+
+// decodeSegment reads and decodes a segment's head and dictionary.
+func decodeSegment(txn kv.Txn, si *textindex.SegmentInfo) (*textindex.Segment, error) {
+	head, err := readPart(txn, si, 0)
+	if err != nil {
+		return nil, err
+	}
+	dict, err := readPart(txn, si, 1)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := textindex.Decode(head, dict)
+	if err != nil || seg.PostingsLen() != si.Bytes[2] {
+		return nil, errIndexDamaged(nil)
+	}
+	return seg, nil
+}
+
+// postingsReader reads a term's postings from the postings part's chunks.
+func postingsReader(chunk func(c uint32) ([]byte, error)) func(t *textindex.Term) ([]byte, error) {
+	return func(t *textindex.Term) ([]byte, error) {
 		if t.Len == 0 {
 			return nil, nil
 		}
@@ -225,7 +239,6 @@ func openSegment(txn kv.Txn, si *textindex.SegmentInfo) (textindex.Source, error
 		}
 		return out[lo : lo+t.Len], nil
 	}
-	return textindex.Source{Seg: seg, Postings: postings}, nil
 }
 
 // eachMessage calls fn with every visible message of session id from seq
@@ -275,14 +288,21 @@ type indexView struct {
 	pending map[sid]uint64 // marked sessions, from the seq on
 }
 
-func loadIndex(txn kv.Txn) (*indexView, error) {
+// loadIndex reads the index's manifest, segments (through cache, unless
+// nil) and marks.
+func loadIndex(txn kv.Txn, cache *segmentCache) (*indexView, error) {
 	m, err := readIndexManifest(txn)
 	if err != nil || m == nil {
 		return &indexView{}, err
 	}
 	v := &indexView{built: true}
+	open := openSegment
+	if cache != nil {
+		cache.keep(m)
+		open = cache.open
+	}
 	for i := range m.Segments {
-		src, err := openSegment(txn, &m.Segments[i])
+		src, err := open(txn, &m.Segments[i])
 		if err != nil {
 			return nil, err
 		}
