@@ -7,12 +7,34 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wctoolkit/wc/pkg/session/store/etcdkv/etcdtest"
 )
 
 // TestQuickRun runs the benchmark as scripts/bench.sh does, in its quick
 // mode, and checks that its table is complete and well-formed and that wc
 // and its peers gave the same results; never a timing.
 func TestQuickRun(t *testing.T) {
+	checkTable(t, quickRun(t))
+}
+
+// TestQuickRunEtcd adds the etcd column, on a cluster of its own (the
+// run compacts and defragments it): its rows are complete, and the
+// commands on etcd gave what they gave on a directory.
+func TestQuickRunEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every program and runs the benchmark")
+	}
+	c := etcdtest.StartCluster(t)
+	out := quickRun(t, "-etcd", strings.Join(c.Endpoints, ","))
+	checkTable(t, out)
+	checkEtcdTable(t, out)
+}
+
+// quickRun builds the programs and runs the benchmark as scripts/bench.sh
+// does, in its quick mode, with args added; it returns the table.
+func quickRun(t *testing.T, args ...string) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds every program and runs the benchmark")
 	}
@@ -28,12 +50,76 @@ func TestQuickRun(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	var stdout, stderr bytes.Buffer
-	run := exec.Command(filepath.Join(bin, "wcbench"), "run", "-quick", "-bin", bin, "-work", t.TempDir(), "-rev", "test")
+	run := exec.Command(filepath.Join(bin, "wcbench"), append([]string{"run", "-quick", "-bin", bin, "-work", t.TempDir(), "-rev", "test"}, args...)...)
 	run.Stdout, run.Stderr = &stdout, &stderr
 	if err := run.Run(); err != nil {
 		t.Fatalf("wcbench run -quick: %v\n%s", err, stderr.String())
 	}
-	checkTable(t, stdout.String())
+	return stdout.String()
+}
+
+// The rows of the etcd column of a quick run (4 writers, 12 appends).
+var etcdRows = []string{
+	`append, store of 1 session of 10 msgs \(resident\)`,
+	`append, store of 30 sessions \(resident\)`,
+	`append, session of 200 msgs \(resident\)`,
+	`list newest 50 of 30 \(resident\)`,
+	`list --project \(\d+ of 30\), newest 50 \(resident\)`,
+	`export markdown, \d+\.\d MB session \(resident\)`,
+	`compact 10 sessions, \d+\.\d MB \(--all\)`,
+	`4 writers, 12 appends to one session \(commands, resident\)`,
+	`4 writers, 12 appends to one session \(commands, a wc-store each\)`,
+	`4 writers, 12 appends to one session \(store level, a connection each\)`,
+	`space per GB of sessions, before compaction and defrag`,
+	`space per GB of sessions, after compaction and defrag`,
+}
+
+var etcdTarget = regexp.MustCompile(`^(<=3x sqlite (ok|FAIL)(, rounds \d+\.\d\d-\d+\.\d\dx)?` +
+	`(, flat (ok|FAIL) \(\d+\.\d\dx(, rounds \d+\.\d\d-\d+\.\d\dx)?\))?` +
+	`|<=20 ms (ok|FAIL)|\(no target\)` +
+	`|none lost or doubled ok; (retries not visible to a command|\d+ commits refused as changed \(\d+\.\d\d per append\), \d+ transactions run again)` +
+	`|dbSize \d+ MB, in use \d+ MB \(\d+\.\d\d GB per GB\), for \d+ MB of JSONL)$`)
+
+func checkEtcdTable(t *testing.T, out string) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	head := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "etcd column: a 3-member etcd cluster at ") && i+2 < len(lines) {
+			head = i + 1
+			break
+		}
+	}
+	if head < 0 || head+2+len(etcdRows) > len(lines) {
+		t.Fatalf("no etcd table in the output:\n%s", out)
+	}
+	wantHeader := []string{"operation", "etcd", "badger", "sqlite3", "badger/etcd", "sqlite/etcd", "RSS etcd", "RSS res", "target"}
+	if got := columns.Split(strings.TrimSpace(lines[head]), -1); strings.Join(got, "|") != strings.Join(wantHeader, "|") {
+		t.Errorf("etcd header %q, want %q", got, wantHeader)
+	}
+	rate := regexp.MustCompile(`^(\d+\.\d+ (ms|MB/s)|\d+\.\d/s|\d+\.\d\d GB)$`)
+	for i, label := range etcdRows {
+		cells := columns.Split(lines[head+2+i], -1)
+		if len(cells) != len(wantHeader) {
+			t.Errorf("etcd row %d has %d cells, want %d: %q", i, len(cells), len(wantHeader), lines[head+2+i])
+			continue
+		}
+		if !regexp.MustCompile(`^` + label + `$`).MatchString(cells[0]) {
+			t.Errorf("etcd row %d is %q, want %s", i, cells[0], label)
+		}
+		if !rate.MatchString(cells[1]) {
+			t.Errorf("etcd row %q: etcd is %q", cells[0], cells[1])
+		}
+		if !etcdTarget.MatchString(cells[8]) {
+			t.Errorf("etcd row %q: target %q", cells[0], cells[8])
+		}
+	}
+	for _, check := range []string{"top-50 ids on etcd: identical", "markdown on etcd: identical",
+		"compacted on etcd as on a directory: 10 of 10"} {
+		if !strings.Contains(out, check) {
+			t.Errorf("checks: no %q in\n%s", check, out)
+		}
+	}
 }
 
 // The rows of a quick run, in order: 30 sessions, a session of 200

@@ -32,7 +32,12 @@ type Config struct {
 	SQLiteSync string // PRAGMA synchronous of the sqlite3 writers
 	Seed       uint64
 	Grep       string // the text of the search row
-	Out, Log   io.Writer
+	// Etcd is the client endpoints (HOST:PORT,...) of an etcd cluster for
+	// the etcd column; "" leaves it out.
+	Etcd          string
+	Writers       int // concurrent writers on one session
+	WriterAppends int // their appends in all
+	Out, Log      io.Writer
 }
 
 // NewConfig is the full run, or with quick the quick one.
@@ -46,12 +51,14 @@ func NewConfig(quick bool) Config {
 		// timeout: both shortened, so the quick run stays short.
 		c.AgentRuns, c.AgentPause, c.AgentIdle = 2, 800*time.Millisecond, "250ms"
 		c.CronRuns, c.CIRuns = 2, 2
+		c.Writers, c.WriterAppends = 4, 12
 		return c
 	}
 	c.Sessions, c.Big, c.Compact = 10000, 20000, 1000
 	c.Runs, c.TurnRuns, c.Rounds, c.SlowRuns, c.Warmup, c.RSSRuns = 30, 150, 15, 3, 3, 10
 	c.AgentRuns, c.AgentPause = 20, 3*time.Second // the default idle timeout is 2 s
 	c.CronRuns, c.CIRuns = 5, 10
+	c.Writers, c.WriterAppends = 8, 200
 	return c
 }
 
@@ -75,5 +82,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.CronRuns, "cron-runs", c.CronRuns, "runs of the cron job")
 	fs.IntVar(&c.CIRuns, "ci-runs", c.CIRuns, "runs of the CI bot's job")
 	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "PRAGMA synchronous of the sqlite3 writers")
+	fs.StringVar(&c.Etcd, "etcd", c.Etcd, "measure the etcd column on the cluster at `ENDPOINTS` (HOST:PORT,...)")
+	fs.IntVar(&c.Writers, "writers", c.Writers, "concurrent writers on one session")
+	fs.IntVar(&c.WriterAppends, "writer-appends", c.WriterAppends, "appends of the concurrent writers, in all")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "the generator's seed")
 }

@@ -41,6 +41,14 @@ type runner struct {
 	load    string
 	rand    *rand.Rand // ids of the sqlite3 side's new sessions
 	rssFile string     // GNU time's output
+	writers map[string]writersResult
+	etcdRev int64 // the cluster's newest revision
+	// space is the cluster's database size and the part in use: at the
+	// start (base), after the etcd rows, and after compacting and
+	// defragmenting it.
+	space    struct{ base, before, beforeInUse, after, afterInUse int64 }
+	markdown []byte   // the markdown export of the long session, before any append
+	top50    []string // the ids of the newest 50 sessions, sorted, before any append
 }
 
 // Run runs the benchmark c describes and prints its table to c.Out.
@@ -48,7 +56,7 @@ func Run(c Config) error {
 	if c.Bin == "" || c.Work == "" {
 		return errors.New("-bin and -work are required")
 	}
-	if err := preflight(); err != nil {
+	if err := preflight(c.Etcd != ""); err != nil {
 		return err
 	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
@@ -70,8 +78,13 @@ func Run(c Config) error {
 		return err
 	}
 	r.logf("work directory %s; load average: %s", r.dir, r.load)
+	if c.Etcd != "" {
+		if r.space.base, _, err = r.etcdStatus(); err != nil {
+			return err
+		}
+	}
 	for _, step := range []func() error{r.generate, r.writePrograms, r.export, r.compact, r.list, r.appends,
-		r.search, r.agentLoop, r.cronJob, r.ciBot} {
+		r.search, r.agentLoop, r.cronJob, r.ciBot, r.etcd} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -84,9 +97,13 @@ func Run(c Config) error {
 }
 
 // preflight says which of the peers' programs are missing.
-func preflight() error {
+func preflight(etcd bool) error {
 	var missing []string
-	for _, p := range []string{"jq", "sqlite3", "grep", "sh", "cp", gnuTime} {
+	progs := []string{"jq", "sqlite3", "grep", "sh", "cp", gnuTime}
+	if etcd {
+		progs = append(progs, "etcdctl")
+	}
+	for _, p := range progs {
 		if _, err := exec.LookPath(p); err != nil {
 			missing = append(missing, p)
 		}
@@ -166,6 +183,7 @@ func (r *runner) generate() error {
 		gc := gen.NewConfig()
 		gc.Sessions, gc.Messages, gc.FirstMessages, gc.Seed = s.sessions, s.messages, s.first, r.c.Seed
 		gc.WCDir, gc.JSONLDir, gc.SQLiteFile = r.store(s.name), r.jsonl(s.name), r.db(s.name)
+		gc.EtcdURLs, gc.EtcdWriters = r.etcdURLs(s.name), 8
 		gc.Progress = r.c.Log
 		sum, err := gen.Generate(&gc)
 		if err != nil {
@@ -294,6 +312,7 @@ func (r *runner) export() error {
 		}
 		outs[i] = out
 	}
+	r.markdown = outs[0]
 	if bytes.Equal(outs[0], outs[1]) && bytes.Equal(outs[0], outs[2]) {
 		r.checks = append(r.checks, fmt.Sprintf("markdown: identical (%d bytes)", len(outs[0])))
 	} else {
@@ -417,11 +436,7 @@ func (r *runner) list() error {
 		slices.Sort(v)
 		return v, nil
 	}
-	jsonID := func(line string) string {
-		var s struct{ ID string }
-		_ = json.Unmarshal([]byte(line), &s)
-		return s.ID
-	}
+	jsonID := listedID
 	wcIDs, err := ids(r.wc("wc-ls", "--store", many, "-n", "50"), jsonID)
 	if err != nil {
 		return err
@@ -437,12 +452,34 @@ func (r *runner) list() error {
 	if err != nil {
 		return err
 	}
+	r.top50 = wcIDs
 	if slices.Equal(wcIDs, jqIDs) && slices.Equal(wcIDs, sqlIDs) {
 		r.checks = append(r.checks, "top-50 ids: identical")
 	} else {
 		r.checks = append(r.checks, "top-50 ids: DIFFERENT")
 	}
 	return nil
+}
+
+// listedID is the id of a line wc-ls printed.
+func listedID(line string) string {
+	var s struct{ ID string }
+	_ = json.Unmarshal([]byte(line), &s)
+	return s.ID
+}
+
+// listedIDs are the ids c (a wc-ls) printed, sorted.
+func (r *runner) listedIDs(c command) ([]string, error) {
+	out, err := r.output(c)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		ids = append(ids, listedID(line))
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 func (r *runner) appendCommand(set string) command {

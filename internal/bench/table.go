@@ -235,6 +235,7 @@ func (r *runner) printTable() error {
 			fmt.Fprintf(out, "note: %s peak RSS %.0f MiB, median %.0f MiB\n", k, float64(peak)/1024, float64(med)/1024)
 		}
 	}
+	r.printEtcd(out)
 	for _, n := range r.notes {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}

@@ -2,6 +2,8 @@
 // synthetic coding-agent sessions, drawn from one seeded random stream, as
 //
 //   - a wc store (-wc DIR), written through pkg/session/store in one process;
+//   - wc stores on etcd (-etcd URL), the same sessions written by several
+//     writers at once, each committing a session as wc-new --import does;
 //   - JSONL files (-jsonl DIR): DIR/sessions/ID.jsonl holds one message per
 //     line, in the same JSON wc stores, and DIR/meta/ID.json the session's
 //     {"id","title","project","created","updated","message_count"};
@@ -31,6 +33,6 @@
 // session draws one of these and scales it by 0.8-1.25. A generated message's content size is
 // drawn from its role's quantiles above, log-linearly between them.
 //
-// It may import pkg/session and pkg/session/store (it writes the store
-// through them) and the standard library.
+// It may import pkg/session and pkg/session/store, etcdstore among them
+// (it writes the stores through them), and the standard library.
 package gen

@@ -56,6 +56,12 @@ type Config struct {
 	WCDir         string // a wc store, if not empty
 	JSONLDir      string // JSONL and metadata files, if not empty
 	SQLiteFile    string // an SQLite database, if not empty
+	// EtcdURLs are stores on etcd (etcd://HOSTS/PREFIX) each session is
+	// written to as well, by EtcdWriters writers at once (each on a
+	// connection of its own): one at a time, a commit's round trips
+	// through Raft made the generation the longest part of a run.
+	EtcdURLs      []string
+	EtcdWriters   int
 	SQLiteCommand string
 	SQLiteJournal string
 	Start         time.Time // sessions start within SpanDays from it
@@ -98,6 +104,8 @@ func Main(args []string) int {
 	fs.StringVar(&c.WCDir, "wc", "", "write a wc store in `DIR`")
 	fs.StringVar(&c.JSONLDir, "jsonl", "", "write JSONL and metadata files under `DIR`")
 	fs.StringVar(&c.SQLiteFile, "sqlite", "", "write an SQLite database `FILE` (through the sqlite3 command)")
+	etcdURL := fs.String("etcd", "", "write a wc store on etcd at `URL` (etcd://HOST:PORT,.../PREFIX)")
+	fs.IntVar(&c.EtcdWriters, "etcd-writers", 8, "sessions written to etcd at once")
 	fs.StringVar(&c.SQLiteCommand, "sqlite3", "sqlite3", "the sqlite3 `COMMAND`")
 	fs.StringVar(&c.SQLiteJournal, "journal", "wal", "SQLite journal mode")
 	fs.IntVar(&c.SpanDays, "days", 90, "sessions start within the last `N` days")
@@ -109,6 +117,9 @@ func Main(args []string) int {
 		return 2
 	}
 	c.Seed = uint64(*seed)
+	if *etcdURL != "" {
+		c.EtcdURLs = []string{*etcdURL}
+	}
 	c.Start = time.Now().UTC().Truncate(time.Second).Add(-time.Duration(c.SpanDays) * 24 * time.Hour)
 	sum, err := Generate(&c)
 	if err != nil {
@@ -145,6 +156,13 @@ func Generate(c *Config) (*Summary, error) {
 			return nil, err
 		}
 		sinks = append(sinks, &wcSink{st: st})
+	}
+	if len(c.EtcdURLs) > 0 {
+		s, err := newEtcdSink(c.EtcdURLs, max(1, c.EtcdWriters))
+		if err != nil {
+			return nil, errors.Join(err, closeAll())
+		}
+		sinks = append(sinks, s)
 	}
 	if c.JSONLDir != "" {
 		s, err := newJSONLSink(c.JSONLDir)

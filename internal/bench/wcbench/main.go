@@ -1,5 +1,6 @@
 // Command wcbench runs the benchmark (wcbench run, see package bench) or
-// writes its data sets (wcbench gen, see package gen).
+// writes its data sets (wcbench gen, see package gen), or appends to one
+// session from many writers at once (wcbench writers, see package writers).
 package main
 
 import (
@@ -10,16 +11,19 @@ import (
 
 	"github.com/wctoolkit/wc/internal/bench"
 	"github.com/wctoolkit/wc/internal/bench/gen"
+	"github.com/wctoolkit/wc/internal/bench/writers"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: wcbench run [-quick] -bin DIR -work DIR [flags] | wcbench gen [flags]")
+		fmt.Fprintln(os.Stderr, "usage: wcbench run [-quick] -bin DIR -work DIR [flags] | wcbench gen [flags] | wcbench writers [flags]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
 	case "gen":
 		os.Exit(gen.Main(os.Args[2:]))
+	case "writers":
+		os.Exit(writers.Main(os.Args[2:]))
 	case "run":
 		c := bench.NewConfig(slices.Contains(os.Args[2:], "-quick") || slices.Contains(os.Args[2:], "--quick"))
 		fs := flag.NewFlagSet("wcbench run", flag.ExitOnError)
