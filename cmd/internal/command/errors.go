@@ -18,7 +18,7 @@ const (
 	ExitNotFound = 3
 	ExitDataErr  = 65 // EX_DATAERR: invalid input data
 	ExitDamaged  = 74 // EX_IOERR: the store's files are damaged
-	ExitBusy     = 75 // EX_TEMPFAIL: the store stayed locked past --lock-timeout
+	ExitBusy     = 75 // EX_TEMPFAIL: the store stayed locked, or etcd unanswering, past --lock-timeout
 )
 
 // ExitStatuses documents the codes, in order, for help and man pages.
@@ -29,7 +29,7 @@ var ExitStatuses = []ExitStatus{
 	{ExitNotFound, "Not found: a session, message, branch, blob or input file."},
 	{ExitDataErr, "Invalid input data: malformed JSON, a value of the wrong shape, an unknown role in a message, invalid UTF-8, an oversized message, token usage or cost that would add up past what wc can store."},
 	{ExitDamaged, "The store is damaged: a file of it does not hold what wc wrote (a changed byte, a file cut short or missing). Nothing was changed and nothing was printed from the damaged part; wc-store --check reports what is damaged, and wc-store --salvage DIR copies every intact session into a new store."},
-	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout; nothing was changed, and retrying is safe."},
+	{ExitBusy, "The store stayed locked by other wc commands past --lock-timeout, or, on etcd, the cluster did not answer within it (no leader, no member reachable, every retry of a changed session lost); nothing was changed, and retrying is safe."},
 }
 
 // Error is a failure with its exit status and optional hints.

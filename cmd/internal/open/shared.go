@@ -79,8 +79,17 @@ func SharedSocket(url string) (sock, lock string, err error) {
 	}
 	sum := sha256.Sum256([]byte(StoreName(url)))
 	name := "etcd-" + hex.EncodeToString(sum[:8])
-	return filepath.Join(dir, name+".sock"), filepath.Join(dir, name+".lock"), nil
+	sock = filepath.Join(dir, name+".sock")
+	if len(sock) > maxSocketPath {
+		return "", "", &store.KindError{Msg: fmt.Sprintf("store: the socket path %s is %d bytes, longer than a Unix socket's %d", sock, len(sock), maxSocketPath), Kind: store.ErrUnsafe,
+			Hints: []string{"set " + runtimeDirEnv + " to a shorter directory (wc keeps the sockets of etcd stores in $" + runtimeDirEnv + "/wc)"}}
+	}
+	return sock, filepath.Join(dir, name+".lock"), nil
 }
+
+// maxSocketPath is the longest path a Unix socket may have on Linux:
+// sun_path holds 108 bytes with the terminating NUL.
+const maxSocketPath = 107
 
 // StoreName is the store url as messages name it: without what could be
 // a password before its hosts (which wc-store refuses, naming no

@@ -48,7 +48,10 @@ type Engine struct {
 	closed atomic.Bool
 }
 
-var _ kv.Engine = (*Engine)(nil)
+var (
+	_ kv.Engine  = (*Engine)(nil)
+	_ kv.Bounded = (*Engine)(nil)
+)
 
 // namespace is the prefix of a store's keys: a slash, the store's
 // prefix, a slash and a NUL byte. The NUL ends it, so no store's keys lie
@@ -110,7 +113,7 @@ func Open(cfg Config) (*Engine, error) {
 // connectError is the error of an Open that reached no member, with TLS's
 // own reason when TLS is what failed.
 func (e *Engine) connectError(err error) error {
-	err = e.mapError("connecting", err, false)
+	err = e.mapError("connecting", err, false, min(e.cfg.DialTimeout, e.cfg.RequestTimeout))
 	if errors.Is(err, ErrUnavailable) && e.cfg.TLS != nil {
 		if why := e.tlsTrouble(); why != nil {
 			return why
@@ -161,9 +164,37 @@ func isTimeout(err error) bool {
 
 // requestContext bounds one request and refuses it on a member that has
 // lost its leader, at once rather than after the server's own timeout.
-func (e *Engine) requestContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(clientv3.WithRequireLeader(context.Background()), e.cfg.RequestTimeout)
+// The request's timeout is RequestTimeout, less when deadline (if set)
+// comes sooner, but never below minRequestTimeout: see Within.
+func (e *Engine) requestContext(deadline time.Time) (context.Context, context.CancelFunc, time.Duration) {
+	timeout := e.cfg.RequestTimeout
+	if !deadline.IsZero() {
+		timeout = min(timeout, max(time.Until(deadline), minRequestTimeout))
+	}
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), timeout)
+	return ctx, cancel, timeout
 }
+
+// minRequestTimeout is the least a request bounded by a deadline may
+// take: a healthy member answers a page well within it, so that only a
+// stalled cluster meets it.
+const minRequestTimeout = 500 * time.Millisecond
+
+// Within is the engine with each request of its transactions bounded by
+// deadline too (kv.Bounded): a transaction run when the cluster stalls
+// fails about at deadline, not RequestTimeout after its last request
+// began. Close of it closes nothing.
+func (e *Engine) Within(deadline time.Time) kv.Engine { return &bounded{e: e, deadline: deadline} }
+
+type bounded struct {
+	e        *Engine
+	deadline time.Time
+}
+
+func (b *bounded) View(fn func(kv.Txn) error) error   { return b.e.view(fn, b.deadline) }
+func (b *bounded) Update(fn func(kv.Txn) error) error { return b.e.update(fn, b.deadline) }
+func (b *bounded) Limits() kv.Limits                  { return limits }
+func (b *bounded) Close() error                       { return nil }
 
 // Config is the configuration the engine was opened with.
 func (e *Engine) Config() Config { return e.cfg }
@@ -181,11 +212,13 @@ func (e *Engine) Close() error {
 }
 
 // View runs fn on a snapshot: the revision of its first read.
-func (e *Engine) View(fn func(kv.Txn) error) error {
+func (e *Engine) View(fn func(kv.Txn) error) error { return e.view(fn, time.Time{}) }
+
+func (e *Engine) view(fn func(kv.Txn) error, deadline time.Time) error {
 	if e.closed.Load() {
 		return newError(ErrClosed, "etcd: the engine is closed")
 	}
-	t := &txn{e: e}
+	t := &txn{e: e, deadline: deadline}
 	err := fn(t)
 	t.done = true
 	if err == nil {
@@ -196,11 +229,13 @@ func (e *Engine) View(fn func(kv.Txn) error) error {
 
 // Update runs fn on a snapshot and commits its writes in one etcd Txn
 // that compares the revision of every key fn read with Get.
-func (e *Engine) Update(fn func(kv.Txn) error) error {
+func (e *Engine) Update(fn func(kv.Txn) error) error { return e.update(fn, time.Time{}) }
+
+func (e *Engine) update(fn func(kv.Txn) error, deadline time.Time) error {
 	if e.closed.Load() {
 		return newError(ErrClosed, "etcd: the engine is closed")
 	}
-	t := &txn{e: e, update: true, reads: map[string]int64{}, readVals: map[string][]byte{}, writes: map[string]pendingWrite{}}
+	t := &txn{e: e, deadline: deadline, update: true, reads: map[string]int64{}, readVals: map[string][]byte{}, writes: map[string]pendingWrite{}}
 	err := fn(t)
 	t.done = true
 	if err == nil {

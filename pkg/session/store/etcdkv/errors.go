@@ -63,7 +63,7 @@ func newError(kind error, format string, args ...any) *Error {
 // have reached the leader with writes, so that a lost answer is
 // kv.ErrUnknownResult rather than ErrUnavailable. timeout is the
 // request's, for the text.
-func (e *Engine) mapError(op string, err error, committing bool) error {
+func (e *Engine) mapError(op string, err error, committing bool, timeout time.Duration) error {
 	if err == nil {
 		return nil
 	}
@@ -82,10 +82,6 @@ func (e *Engine) mapError(op string, err error, committing bool) error {
 		// A stopped leader's stream can end with the deadline as text in
 		// a status of another code (TestFaultStopLeader).
 		rpctypes.ErrorDesc(err) == context.DeadlineExceeded.Error():
-		timeout := e.cfg.RequestTimeout
-		if op == "connecting" {
-			timeout = min(e.cfg.DialTimeout, timeout)
-		}
 		return unknown(fmt.Sprintf("no member of %s answered within %s", strings.Join(e.cfg.Endpoints, ","), timeout.Round(time.Millisecond)))
 	case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled:
 		if e.closed.Load() {

@@ -1,6 +1,8 @@
 package etcdkv
 
 import (
+	"time"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/wctoolkit/wc/pkg/session/store/kv"
@@ -9,9 +11,10 @@ import (
 // txn reads at one revision, the header revision of its first read, and
 // holds its writes until Update commits them.
 type txn struct {
-	e      *Engine
-	update bool
-	rev    int64 // the snapshot; 0 until the first read
+	e        *Engine
+	deadline time.Time // bounds each request too, when set (Engine.Within)
+	update   bool
+	rev      int64 // the snapshot; 0 until the first read
 	// reads are the keys Get read in an Update, with their ModRevision at
 	// the snapshot (0: absent), each compared at the commit.
 	reads      map[string]int64
@@ -46,11 +49,11 @@ func (t *txn) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse,
 	if t.err != nil {
 		return nil, t.err
 	}
-	ctx, cancel := t.e.requestContext()
+	ctx, cancel, timeout := t.e.requestContext(t.deadline)
 	defer cancel()
 	resp, err := t.e.cli.Get(ctx, key, t.snapshot(opts...)...)
 	if err != nil {
-		t.err = t.e.mapError("read", err, false)
+		t.err = t.e.mapError("read", err, false, timeout)
 		return nil, t.err
 	}
 	if t.rev == 0 {
@@ -170,11 +173,11 @@ func (t *txn) commit() error {
 			ops = append(ops, clientv3.OpPut(t.e.ns+k, string(w.value)))
 		}
 	}
-	ctx, cancel := t.e.requestContext()
+	ctx, cancel, timeout := t.e.requestContext(t.deadline)
 	defer cancel()
 	resp, err := t.e.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
-		return t.e.mapError("commit", err, true)
+		return t.e.mapError("commit", err, true, timeout)
 	}
 	if !resp.Succeeded {
 		return newError(kv.ErrConflict, "etcd: commit refused: a key the transaction read was changed by another commit")

@@ -1,6 +1,9 @@
 package kv
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Engine is an ordered key-value store with snapshot reads and atomic,
 // optimistically checked writes. Keys are compared as bytes.
@@ -23,6 +26,15 @@ type Engine interface {
 	// more.
 	Limits() Limits
 	Close() error
+}
+
+// Bounded is an Engine whose requests can wait on a stalled cluster
+// (etcd): Within is the same engine with every request of its
+// transactions bounded by deadline as well as by the engine's own
+// timeouts, so that a caller retrying until deadline is answered about
+// then. Closing what Within returns closes nothing.
+type Bounded interface {
+	Within(deadline time.Time) Engine
 }
 
 // Txn is a transaction's view of the store. Writes are seen by the

@@ -88,7 +88,7 @@ func (live liveSet) keep(key []byte) bool {
 }
 
 // remove answers a delete request.
-func (s *server) remove(req *wire.Delete) error {
+func (s *client) remove(req *wire.Delete) error {
 	if err := s.st.DeleteSession(req.ID); err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *server) remove(req *wire.Delete) error {
 // purge answers a purge request. A purge closes and reopens the store,
 // which the resident process shares with what it does between requests
 // (filling its listing cache): only a private store process does it.
-func (s *server) purge() error {
+func (s *client) purge() error {
 	if !s.private {
 		return errPurgeShared
 	}

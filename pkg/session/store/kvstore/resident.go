@@ -512,7 +512,8 @@ func (s *server) serveConn(conn net.Conn) {
 		// After the client has its answer, before the next one comes.
 		defer func() { _ = s.st.tidy() }()
 	}
-	s.converse(wc, &hello, &welcome, func(unsynced bool) error {
+	c := &client{server: s, st: s.st.ForClient(hello.Timeout)}
+	c.converse(wc, &hello, &welcome, func(unsynced bool) error {
 		if unsynced {
 			return s.sync()
 		}
@@ -520,10 +521,18 @@ func (s *server) serveConn(conn net.Conn) {
 	})
 }
 
+// client is the server as one connection sees it: st is the store
+// handle its operations use (Store.ForClient: on a shared engine, retried
+// within the client's lock timeout).
+type client struct {
+	*server
+	st *Store
+}
+
 // converse answers the references of a client's hello with its welcome,
 // then the client's requests until it ends (end makes what it wrote
 // durable) or goes.
-func (s *server) converse(wc *wire.Conn, hello *wire.Hello, welcome *wire.Welcome, end func(unsynced bool) error) {
+func (s *client) converse(wc *wire.Conn, hello *wire.Hello, welcome *wire.Welcome, end func(unsynced bool) error) {
 	for _, ref := range hello.Refs[:min(len(hello.Refs), remote.MaxPrefetched)] {
 		welcome.Resolved = append(welcome.Resolved, s.resolve(ref))
 	}
@@ -596,7 +605,8 @@ func ServePrivateWith(conn io.ReadWriteCloser, open func(Mode, time.Duration) (*
 	}
 	var closeErr error
 	closed := false
-	s.converse(wc, &hello, &welcome, func(bool) error {
+	c := &client{server: s, st: st.ForClient(hello.Timeout)}
+	c.converse(wc, &hello, &welcome, func(bool) error {
 		closed, closeErr = true, st.Close()
 		return closeErr
 	})
@@ -624,7 +634,7 @@ func leavesUnsynced(req wire.Request) bool {
 
 // handle answers one request; it returns an error only when the
 // connection is unusable.
-func (s *server) handle(req wire.Request, wc *wire.Conn) error {
+func (s *client) handle(req wire.Request, wc *wire.Conn) error {
 	var resp wire.Response
 	var err error
 	switch req := req.(type) {
@@ -671,7 +681,7 @@ func (s *server) handle(req wire.Request, wc *wire.Conn) error {
 
 // commit answers a commit request, with the revision of the metadata it
 // wrote.
-func (s *server) commit(req *wire.Commit) (uint64, error) {
+func (s *client) commit(req *wire.Commit) (uint64, error) {
 	m, err := record.DecodeMeta(req.Meta)
 	if err != nil {
 		return 0, err
@@ -731,7 +741,7 @@ func (s *server) sync() error {
 }
 
 // resolve answers a resolve request for ref.
-func (s *server) resolve(ref string) wire.Response {
+func (s *client) resolve(ref string) wire.Response {
 	var resp wire.Response
 	id, err := s.st.Resolve(ref)
 	if err == nil {
@@ -748,7 +758,7 @@ const maxPrefetchNode = 256 << 10
 // prefetch adds the session's metadata and head node to the answer of a
 // resolve: what nearly every command asks for next, saving two round trips.
 // The client holds the lock, so neither can change before it reads them.
-func (s *server) prefetch(id string, resp *wire.Response) {
+func (s *client) prefetch(id string, resp *wire.Response) {
 	m, err := s.st.Meta(id)
 	if err != nil {
 		return // the client asks, and gets the error, itself
@@ -795,7 +805,7 @@ func (s *server) stopping() bool {
 
 // stream runs a callback method and sends its items in chunks, each pulled
 // by the client with More (or ended with Stop).
-func (s *server) stream(req wire.Streamed, wc *wire.Conn) error {
+func (s *client) stream(req wire.Streamed, wc *wire.Conn) error {
 	if req.ReadAhead() {
 		return s.streamAhead(req, wc)
 	}
@@ -836,7 +846,7 @@ func (s *server) stream(req wire.Streamed, wc *wire.Conn) error {
 }
 
 // run calls the store method a stream request names.
-func (s *server) run(req wire.Streamed, emit func(seq uint64, value []byte) error) error {
+func (s *client) run(req wire.Streamed, emit func(seq uint64, value []byte) error) error {
 	switch req := req.(type) {
 	case *wire.Walk:
 		return s.st.Walk(req.ID, req.From, req.Max, func(n *session.Node) bool {
@@ -860,7 +870,7 @@ func (s *server) run(req wire.Streamed, emit func(seq uint64, value []byte) erro
 }
 
 // list passes item the listing's entries that q selects.
-func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) error {
+func (s *client) list(q ListQuery, item func(id sid, summary []byte) error) error {
 	if q.Search != "" {
 		return s.st.searchListing(q, item)
 	}
@@ -881,7 +891,7 @@ func (s *server) list(q ListQuery, item func(id sid, summary []byte) error) erro
 // whole range: the store is read a chunk ahead of the client's More, on
 // a goroutine of its own, so that reading, the socket and the client's work
 // overlap.
-func (s *server) streamAhead(req wire.Streamed, wc *wire.Conn) error {
+func (s *client) streamAhead(req wire.Streamed, wc *wire.Conn) error {
 	chunks := make(chan *wire.Response, 1)
 	free := make(chan []byte, 2)
 	stop := make(chan struct{})

@@ -96,7 +96,7 @@ func openShared(opts Options, mode Mode) (*Store, error) {
 	}
 	st := &sharedState{name: name, retryFor: opts.LockTimeout}
 	s := &Store{dir: "", mode: mode, bulk: opts.Bulk, shared: st, rw: mode == Write, segments: newSegmentCache(segmentCacheChunks)}
-	s.setEngine(&retryingEngine{Engine: opts.Engine, st: st})
+	s.setEngine(&retryingEngine{Engine: opts.Engine, st: st, retryFor: st.retryFor})
 	if err := s.checkSchema(); err != nil {
 		s.eng.Close()
 		if errors.Is(err, errMigrate) {
@@ -368,36 +368,73 @@ func RetryChanged(deadline time.Time, fn func() error) error { return store.Retr
 // conflict, lose their answer or find the engine unavailable, up to the
 // handle's retry time; then the busy error. A View is run again only when
 // it failed before reading anything, so that its callbacks never see a
-// record twice.
+// record twice. The engine's requests are bounded by the same deadline
+// (kv.Bounded), so that a stalled cluster is answered by it too.
 type retryingEngine struct {
 	kv.Engine
-	st *sharedState
+	st       *sharedState
+	retryFor time.Duration
+	// progress, on a client's handle (ForClient), is when the handle was
+	// made or an operation of it last succeeded (unix nanos): retries end
+	// retryFor after it, so that a command's operations in a row wait no
+	// longer than its lock timeout together.
+	progress *atomic.Int64
 }
 
 func (r *retryingEngine) View(fn func(kv.Txn) error) error {
-	return r.retry(func() (error, bool) {
+	return r.retry(func(e kv.Engine) (error, bool) {
 		t := &readCounting{}
-		err := r.Engine.View(func(txn kv.Txn) error { t.Txn = txn; return fn(t) })
+		err := e.View(func(txn kv.Txn) error { t.Txn = txn; return fn(t) })
 		return err, t.read == 0
 	})
 }
 
 func (r *retryingEngine) Update(fn func(kv.Txn) error) error {
-	return r.retry(func() (error, bool) { return r.Engine.Update(fn), true })
+	return r.retry(func(e kv.Engine) (error, bool) { return e.Update(fn), true })
 }
 
-func (r *retryingEngine) retry(op func() (err error, again bool)) error {
-	b := store.NewBackoff(time.Now().Add(r.st.retryFor))
+func (r *retryingEngine) retry(op func(kv.Engine) (err error, again bool)) error {
+	deadline := time.Now().Add(r.retryFor)
+	if r.progress != nil {
+		deadline = time.Unix(0, r.progress.Load()).Add(r.retryFor)
+	}
+	e := r.Engine
+	if b, ok := e.(kv.Bounded); ok {
+		e = b.Within(deadline)
+	}
+	b := store.NewBackoff(deadline)
 	for {
-		err, again := op()
+		err, again := op(e)
+		if err == nil && r.progress != nil {
+			r.progress.Store(time.Now().UnixNano())
+		}
 		if err == nil || !again || !retryable(err) {
 			return err
 		}
 		if !b.Wait() {
-			return r.st.busy(err)
+			return r.st.busy(err, r.retryFor)
 		}
 		r.st.retries.Add(1)
 	}
+}
+
+// ForClient is the handle a store process serves one client's connection
+// with. On a shared engine its operations retry for retryFor (the
+// client's lock timeout) after the handle was made or its last operation
+// succeeded, whatever the store was opened with: a resident process
+// serves commands of every --lock-timeout, and each must have its answer
+// within its own. Close it not: it shares s's engine. On a directory,
+// where the lock bounds the wait, it is s.
+func (s *Store) ForClient(retryFor time.Duration) *Store {
+	r, ok := s.eng.(*retryingEngine)
+	if s.shared == nil || !ok {
+		return s
+	}
+	c := &Store{dir: s.dir, mode: s.mode, bulk: s.bulk, shared: s.shared, rw: s.rw, segments: s.segments}
+	progress := &atomic.Int64{}
+	progress.Store(time.Now().UnixNano())
+	c.setEngine(&retryingEngine{Engine: r.Engine, st: s.shared, retryFor: retryFor, progress: progress})
+	return c
 }
 
 // retryable: a conflict, a lost answer, an unavailable engine.
@@ -408,8 +445,8 @@ func retryable(err error) bool {
 
 // busy is the error of an operation that kept failing with err until its
 // retry time ran out.
-func (st *sharedState) busy(err error) error {
-	return &store.KindError{Msg: fmt.Sprintf("store %s is busy (%s; retried for %s)", st.name, firstLineOf(err.Error()), st.retryFor),
+func (st *sharedState) busy(err error, retried time.Duration) error {
+	return &store.KindError{Msg: fmt.Sprintf("store %s is busy (%s; retried for %s)", st.name, firstLineOf(err.Error()), retried),
 		Kind: ErrBusy, Hints: []string{"raise --lock-timeout or WC_LOCK_TIMEOUT to retry longer"}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -138,13 +139,29 @@ func Binary(t testing.TB) string {
 	return path
 }
 
+// EnvBasePort, when set, is the first port of the clusters a test
+// process starts (StartCluster): the n-th takes the ten ports from
+// BASE+10n, so that tests on a machine shared with other clusters keep to
+// ports they were given. Unset, the script picks free ports.
+const EnvBasePort = "WC_TEST_ETCD_BASEPORT"
+
+var clustersStarted atomic.Int64
+
 // StartCluster starts a cluster of the test's own on free loopback ports.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	Binary(t)
 	c := &Cluster{t: t, Dir: t.TempDir()}
 	t.Cleanup(func() { c.run("stop") })
-	c.run("start")
+	if v := os.Getenv(EnvBasePort); v != "" {
+		base, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("%s=%q: not a port", EnvBasePort, v)
+		}
+		c.run("start", strconv.Itoa(base+10*int(clustersStarted.Add(1)-1)))
+	} else {
+		c.run("start")
+	}
 	eps, err := os.ReadFile(filepath.Join(c.Dir, "endpoints"))
 	if err != nil {
 		t.Fatal(err)
@@ -235,4 +252,40 @@ func (c *Cluster) Leader() int {
 		}
 	}
 	return 0
+}
+
+// CaughtUp waits until every member answers a status (what etcdctl
+// endpoint status prints) with the same revision and applied index, and
+// returns that revision; it fails the test when they have not met within a
+// minute. Call it once nothing writes.
+func (c *Cluster) CaughtUp() int64 {
+	c.t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		c.t.Fatalf("etcd client: %v", err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var states []string
+		var rev int64
+		for _, ep := range c.Endpoints {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			st, err := cli.Status(ctx, ep)
+			cancel()
+			if err != nil {
+				states = append(states, ep+": "+err.Error())
+				continue
+			}
+			rev = st.Header.Revision
+			states = append(states, fmt.Sprintf("revision %d, applied index %d", st.Header.Revision, st.RaftAppliedIndex))
+		}
+		if states[0] == states[1] && states[1] == states[2] && strings.HasPrefix(states[0], "revision") {
+			return rev
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the members did not catch up: %q", states)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
