@@ -46,9 +46,7 @@ func prepareGrep(txn kv.Txn, needle string, cache *segmentCache) (*grepIndex, er
 			g.cands[id] = append(g.cands[id], src.Seg.DocSeq[doc])
 		}
 	}
-	zzCands = 0
 	for id, seqs := range g.cands {
-		zzCands += len(seqs)
 		slices.Sort(seqs)
 		g.cands[id] = slices.Compact(seqs)
 	}
@@ -352,5 +350,3 @@ func (s *Store) searchJSON(q ListQuery, fn func(line []byte) error) error {
 func (s *Store) searchListing(q ListQuery, fn func(id sid, summary []byte) error) error {
 	return s.searchSummaries(q, func(id sid, summary []byte, _ SearchHit) error { return fn(id, summary) })
 }
-
-var zzCands int
