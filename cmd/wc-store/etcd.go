@@ -32,9 +32,10 @@ func openEtcd(url string, mode kvstore.Mode, lockTimeout time.Duration) (*kvstor
 	return etcdstore.Open(url, os.Getenv, kvstore.Options{LockTimeout: lockTimeout}, mode)
 }
 
-// residentRetry is the least a resident process retries an operation
-// that conflicts or finds the cluster unavailable: it serves commands of
-// any --lock-timeout, which bound their own retries of a changed session.
+// residentRetry is the least the resident process's own handle retries an
+// operation that conflicts or finds the cluster unavailable; a command's
+// operations go through a handle bounded by its --lock-timeout instead
+// (kvstore.Store.ForClient).
 const residentRetry = 30 * time.Second
 
 // serveEtcd runs the resident process of the store at url: it takes the lock

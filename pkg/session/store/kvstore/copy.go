@@ -351,43 +351,26 @@ func (s *Store) copyOut(id string) (*copiedSession, error) {
 		var blobs [][32]byte
 		seen := map[[32]byte]bool{}
 		var line []byte
-		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
-		defer it.Close()
-		refs := refResolver{txn: txn, id: key}
-		defer refs.close()
-		for it.Seek(nodeKey(key, 1)); it.Valid(); it.Next() {
-			seq, ok := keySeq(it.Key())
-			if !ok {
-				continue
+		err = eachStoredNode(txn, key, 1, meta.NextSeq, func(seq uint64, v []byte) error {
+			n, err := record.DecodeNode(seq, v)
+			if err != nil {
+				return corrupt(key, "node %d is malformed: %v", seq, err)
 			}
-			if seq >= meta.NextSeq {
-				break
-			}
-			err := iterValue(it, func(v []byte) error {
-				v, err := refs.resolve(seq, v)
-				if err != nil {
-					return err
-				}
-				n, err := record.DecodeNode(seq, v)
-				if err != nil {
-					return corrupt(key, "node %d is malformed: %v", seq, err)
-				}
-				headers = append(headers, n.Header())
-				if bytes.Contains(v, []byte(session.BlobRefPrefix)) {
-					for _, sum := range session.BlobRefs([]session.Node{n}) {
-						if !seen[sum] {
-							seen[sum] = true
-							blobs = append(blobs, sum)
-						}
+			headers = append(headers, n.Header())
+			if bytes.Contains(v, []byte(session.BlobRefPrefix)) {
+				for _, sum := range session.BlobRefs([]session.Node{n}) {
+					if !seen[sum] {
+						seen[sum] = true
+						blobs = append(blobs, sum)
 					}
 				}
-				line = session.AppendNodeLine(line[:0], id, &n, seq == meta.Head, names[seq])
-				_, err = w.Write(line)
-				return err
-			})
-			if err != nil {
-				return err
 			}
+			line = session.AppendNodeLine(line[:0], id, &n, seq == meta.Head, names[seq])
+			_, err = w.Write(line)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		for _, sum := range blobs {
 			data, err := txn.Get(blobKey(key, sum))

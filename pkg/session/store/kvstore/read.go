@@ -245,30 +245,10 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 		if err != nil {
 			return err
 		}
-		it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(key)})
-		defer it.Close()
-		refs := refResolver{txn: txn, id: key}
-		defer refs.close()
-		for it.Seek(nodeKey(key, 1)); it.Valid(); it.Next() {
-			seq, ok := keySeq(it.Key())
-			if !ok {
-				continue
-			}
-			if seq >= next {
-				break
-			}
-			if err := iterValue(it, func(v []byte) error {
-				v, err := refs.resolve(seq, v)
-				if err != nil {
-					return err
-				}
-				fnErr = fn(seq, v)
-				return fnErr
-			}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachStoredNode(txn, key, 1, next, func(seq uint64, v []byte) error {
+			fnErr = fn(seq, v)
+			return fnErr
+		})
 	})
 	if fnErr != nil {
 		return fnErr
@@ -277,6 +257,36 @@ func (s *Store) Nodes(id string, fn func(seq uint64, raw []byte) error) error {
 		return sessionNotFound(id)
 	}
 	return mapErr("read", err)
+}
+
+// eachStoredNode calls fn with the stored value of every node of session
+// id from seq from up to next, references resolved; the value is valid
+// only during fn.
+func eachStoredNode(txn kv.Txn, id sid, from, next uint64, fn func(seq uint64, v []byte) error) error {
+	it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(id)})
+	defer it.Close()
+	refs := refResolver{txn: txn, id: id}
+	defer refs.close()
+	for it.Seek(nodeKey(id, max(from, 1))); it.Valid(); it.Next() {
+		seq, ok := keySeq(it.Key())
+		if !ok {
+			continue
+		}
+		if seq >= next {
+			break
+		}
+		err := iterValue(it, func(v []byte) error {
+			v, err := refs.resolve(seq, v)
+			if err != nil {
+				return err
+			}
+			return fn(seq, v)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Path calls fn for each node from the root to head, in order. The store is

@@ -244,34 +244,13 @@ func postingsReader(chunk func(c uint32) ([]byte, error)) func(t *textindex.Term
 // eachMessage calls fn with every visible message of session id from seq
 // from on, references resolved; the message is valid only during fn.
 func eachMessage(txn kv.Txn, id sid, from, next uint64, fn func(seq uint64, m *session.Message) error) error {
-	it := txn.Iterate(kv.IterOptions{Prefix: nodePrefix(id)})
-	defer it.Close()
-	refs := refResolver{txn: txn, id: id}
-	defer refs.close()
-	for it.Seek(nodeKey(id, max(from, 1))); it.Valid(); it.Next() {
-		seq, ok := keySeq(it.Key())
-		if !ok {
-			continue
-		}
-		if seq >= next {
-			break
-		}
-		err := iterValue(it, func(v []byte) error {
-			v, err := refs.resolve(seq, v)
-			if err != nil {
-				return err
-			}
-			n, err := record.DecodeNode(seq, v)
-			if err != nil {
-				return corrupt(id, "node %d is malformed: %v", seq, err)
-			}
-			return fn(seq, &n.Msg)
-		})
+	return eachStoredNode(txn, id, from, next, func(seq uint64, v []byte) error {
+		n, err := record.DecodeNode(seq, v)
 		if err != nil {
-			return err
+			return corrupt(id, "node %d is malformed: %v", seq, err)
 		}
-	}
-	return nil
+		return fn(seq, &n.Msg)
+	})
 }
 
 // messageTexts are the texts of m the index holds.
